@@ -1,0 +1,35 @@
+# Every target bootstraps .venv on a fresh machine; installs are pinned by constraints.txt.
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+DEMO_WORKSPACE ?= demo-workspace
+
+.PHONY: test demo dev bench lock clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=24,<27"
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+demo: $(STAMP)
+	$(VENV)/bin/langchef demo --workspace $(DEMO_WORKSPACE)
+
+dev: $(STAMP)
+	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home}; mkdir -p $$DAGSTER_HOME; \
+	LANGCHEF_WORKSPACE=$${LANGCHEF_WORKSPACE:-$(CURDIR)/$(DEMO_WORKSPACE)} DAGSTER_HOME=$$DAGSTER_HOME \
+	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_compare.py
+
+# Refresh the pinned versions after changing pyproject.toml.
+lock: $(STAMP)
+	$(PY) -m pip freeze --exclude-editable | grep -v '^langchef' > constraints.txt
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,140 @@
+"""Input validation shared by the statistics functions.
+
+Every public function validates its arguments here first, so that a rejected input always
+produces one specific ``ValueError`` that says what was wrong and what to pass instead.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+MIN_RESAMPLES = 1000
+
+
+def check_alpha(alpha: float) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be a number strictly between 0 and 1, got {alpha!r}")
+    return float(alpha)
+
+
+def check_power(power: float) -> float:
+    if isinstance(power, bool) or not isinstance(power, numbers.Real) or not 0 < power < 1:
+        raise ValueError(f"power must be a number strictly between 0 and 1, got {power!r}")
+    return float(power)
+
+
+def check_resamples(resamples: int) -> int:
+    if isinstance(resamples, bool) or not isinstance(resamples, numbers.Integral):
+        raise ValueError(f"resamples must be a whole number, got {resamples!r}")
+    if resamples < MIN_RESAMPLES:
+        raise ValueError(
+            f"resamples must be at least {MIN_RESAMPLES} for a stable percentile interval, "
+            f"got {resamples}"
+        )
+    return int(resamples)
+
+
+def check_count(value: int, name: str) -> int:
+    """A non-negative whole number (numpy integers accepted, bools and floats refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"{name} must be a non-negative whole number, got {value!r}")
+    return int(value)
+
+
+def check_margin(margin: float | None) -> float | None:
+    if margin is None:
+        return None
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not np.isfinite(margin):
+        raise ValueError(f"margin must be a positive number or None, got {margin!r}")
+    if margin <= 0:
+        raise ValueError(
+            f"margin must be positive (the tolerated drop, e.g. 0.03 for three points), got {margin!r}"
+        )
+    return float(margin)
+
+
+def as_rng(seed: int | np.random.Generator) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative whole number or a numpy Generator, got {seed!r}")
+    return np.random.default_rng(int(seed))
+
+
+def as_1d(values, name: str) -> np.ndarray:
+    """A non-empty one-dimensional array without missing values."""
+    try:
+        array = np.asarray(values)
+    except Exception as error:  # ragged input and the like
+        raise ValueError(f"{name} could not be read as a one-dimensional array: {error}") from None
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} is empty: there is nothing to compare")
+    return array
+
+
+def as_binary(values, name: str) -> np.ndarray:
+    """Pass/fail outcomes as a bool array; accepts bool, 0/1 integers or 0.0/1.0 floats."""
+    array = as_1d(values, name)
+    if array.dtype == bool:
+        return array
+    if array.dtype.kind not in "iuf":
+        raise ValueError(
+            f"{name} must hold pass/fail outcomes as booleans or 0/1, got values of type {array.dtype}"
+        )
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        position = int(np.flatnonzero(np.isnan(array))[0])
+        raise ValueError(f"{name} has a missing value (NaN) at position {position}; score every pair")
+    outside = (array != 0) & (array != 1)
+    if outside.any():
+        position = int(np.flatnonzero(outside)[0])
+        raise ValueError(
+            f"{name} must be binary (0/1 or True/False), got {array[position]!r} at position {position}"
+        )
+    return array.astype(bool)
+
+
+def as_finite(values, name: str) -> np.ndarray:
+    """Real-valued scores as a float array without NaN or infinities."""
+    array = as_1d(values, name)
+    if array.dtype == bool or array.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold real-valued scores, got values of type {array.dtype}")
+    array = array.astype(float)
+    bad = ~np.isfinite(array)
+    if bad.any():
+        position = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} has a missing or infinite value ({array[position]}) at position {position}; "
+            "score every pair"
+        )
+    return array
+
+
+def check_same_length(baseline: np.ndarray, variant: np.ndarray) -> None:
+    if baseline.shape != variant.shape:
+        raise ValueError(
+            f"baseline and variant must be paired, one value per golden in the same order, "
+            f"got lengths {baseline.size} and {variant.size}"
+        )
+
+
+def as_cluster_codes(clusters, n: int) -> np.ndarray | None:
+    """Cluster labels (any hashable values) as dense integer codes, or None when not clustered."""
+    if clusters is None:
+        return None
+    array = as_1d(clusters, "clusters")
+    if array.size != n:
+        raise ValueError(f"clusters must give one label per pair: got {array.size} labels for {n} pairs")
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        position = int(np.flatnonzero(np.isnan(array))[0])
+        raise ValueError(f"clusters has a missing label (NaN) at position {position}")
+    if array.dtype == object:
+        missing = [i for i, label in enumerate(array) if label is None or label != label]
+        if missing:
+            raise ValueError(f"clusters has a missing label at position {missing[0]}")
+        array = array.astype(str)
+    _, codes = np.unique(array, return_inverse=True)
+    return codes.reshape(-1)

@@ -1,0 +1,117 @@
+"""The smallest effect a paired comparison could have seen, and the goldens a target needs.
+
+A paired test of pass rates learns only from the pairs that flipped, so its sensitivity is
+set by the discordant rate, not by the pass rate: 200 goldens where 4 flip say far less than
+200 where 40 flip. For a two-sided test at level α with power 1 − β the smallest difference
+it detects is approximately
+
+    δ = (z₁₋α/₂ + z₁₋β) · √(π_d / n)
+
+where π_d is the discordant rate (Connor 1987, Biometrics 43:207-211, with the variance
+term π_d − δ² bounded by π_d). An observed discordant rate of zero is not evidence of
+infinite sensitivity, so π_d is replaced by the Wilson upper bound of the observed rate.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from scipy import stats
+
+from ._validation import check_alpha, check_count, check_power
+from .intervals import _wilson
+
+
+def z_multiplier(alpha: float, power: float) -> float:
+    """z₁₋α/₂ + z_power: how many standard errors an effect must span to be detected."""
+    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+
+
+def detection_limit(n: int, discordant: int, *, alpha: float = 0.05, power: float = 0.80) -> float:
+    """Smallest pass-rate difference this many goldens, with this many flips, could detect.
+
+    δ = (z₁₋α/₂ + z_power) · √(U / n), U = Wilson upper bound of discordant/n at ``alpha``.
+    """
+    n = check_count(n, "n")
+    discordant = check_count(discordant, "discordant")
+    alpha = check_alpha(alpha)
+    power = check_power(power)
+    if n == 0:
+        raise ValueError("n must be at least 1: no goldens can detect nothing")
+    if discordant > n:
+        raise ValueError(f"discordant must not exceed n, got discordant={discordant} and n={n}")
+    return _binary_limit(n, discordant / n, alpha, power)
+
+
+def _binary_limit(n: float, discordant_rate: float, alpha: float, power: float) -> float:
+    upper = _wilson(discordant_rate * n, n, alpha)[1]
+    return z_multiplier(alpha, power) * math.sqrt(upper / n)
+
+
+def continuous_detection_limit(sd: float, n: int, *, alpha: float = 0.05, power: float = 0.80) -> float:
+    """δ = (z₁₋α/₂ + z_power) · sd / √n for a mean of n paired differences with spread sd."""
+    n = check_count(n, "n")
+    if n == 0:
+        raise ValueError("n must be at least 1")
+    if isinstance(sd, bool) or not isinstance(sd, numbers.Real) or not sd >= 0 or math.isinf(sd):
+        raise ValueError(f"sd must be a finite non-negative number, got {sd!r}")
+    return z_multiplier(check_alpha(alpha), check_power(power)) * float(sd) / math.sqrt(n)
+
+
+def limit_at_rate(n: int, discordant_rate: float, *, alpha: float = 0.05, power: float = 0.80) -> float:
+    """The detection limit of a planned run: n goldens at an assumed discordant rate."""
+    n = check_count(n, "n")
+    if n == 0:
+        raise ValueError("n must be at least 1")
+    rate = _check_rate(discordant_rate)
+    return _binary_limit(n, rate, check_alpha(alpha), check_power(power))
+
+
+def goldens_needed(effect: float, discordant_rate: float, *, alpha: float = 0.05,
+                   power: float = 0.80) -> int:
+    """Smallest number of goldens whose detection limit reaches ``effect``.
+
+    The limit falls monotonically with n, so a bisection over n finds the exact smallest n
+    for the same Wilson-bounded formula the readout reports (no separate approximation).
+    Halving the effect needs roughly four times the goldens.
+    """
+    if isinstance(effect, bool) or not isinstance(effect, numbers.Real) or not 0 < effect <= 1:
+        raise ValueError(f"effect must be a difference in pass rate between 0 and 1, got {effect!r}")
+    rate = _check_rate(discordant_rate)
+    alpha = check_alpha(alpha)
+    power = check_power(power)
+    if rate > 0 and rate < effect:
+        raise ValueError(
+            f"a pass-rate difference of {effect} needs at least that share of goldens to flip; "
+            f"the assumed discordant rate {rate} is smaller"
+        )
+    low, high = 1, 2
+    while _binary_limit(high, rate, alpha, power) > effect:
+        low, high = high, high * 2
+        if high > 10**15:
+            raise ValueError(f"no realistic number of goldens reaches an effect of {effect}")
+    while low < high:
+        middle = (low + high) // 2
+        if _binary_limit(middle, rate, alpha, power) <= effect:
+            high = middle
+        else:
+            low = middle + 1
+    return int(low)
+
+
+def goldens_needed_continuous(effect: float, sd: float, *, alpha: float = 0.05,
+                              power: float = 0.80) -> int:
+    """n = ⌈((z₁₋α/₂ + z_power) · sd / effect)²⌉ for a mean of paired differences."""
+    if isinstance(effect, bool) or not isinstance(effect, numbers.Real) or not effect > 0:
+        raise ValueError(f"effect must be a positive number, got {effect!r}")
+    if isinstance(sd, bool) or not isinstance(sd, numbers.Real) or not sd >= 0 or math.isinf(sd):
+        raise ValueError(f"sd must be a finite non-negative number, got {sd!r}")
+    multiplier = z_multiplier(check_alpha(alpha), check_power(power))
+    return max(1, math.ceil((multiplier * float(sd) / float(effect)) ** 2))
+
+
+def _check_rate(rate: float) -> float:
+    if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0 <= rate <= 1:
+        raise ValueError(f"discordant_rate must be a share between 0 and 1, got {rate!r}")
+    return float(rate)
