@@ -1,0 +1,29 @@
+"""The one error type for bad input files: it always says where, and what to do."""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input found in a workspace file.
+
+    ``row`` is the 1-based data row (the line number in a .jsonl file; the row after the
+    header in a .csv file). The message reads as one sentence:
+    ``goldens/qa.jsonl, column 'example_id', row 12: duplicated id 'q7'; make ids unique.``
+    """
+
+    def __init__(self, message: str, *, file=None, column: str | None = None,
+                 row: int | None = None, value=None, hint: str | None = None):
+        self.message, self.file, self.column, self.row = message, file, column, row
+        self.value, self.hint = value, hint
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        place = [str(self.file)] if self.file is not None else []
+        if self.column is not None:
+            place.append(f"column '{self.column}'")
+        if self.row is not None:
+            place.append(f"row {self.row}")
+        text = (", ".join(place) + ": " if place else "") + self.message
+        if self.hint:
+            text = text.rstrip(".") + "; " + self.hint
+        return text if text.endswith(".") else text + "."

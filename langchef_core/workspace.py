@@ -1,0 +1,105 @@
+"""Where things live in a workspace folder (ARCHITECTURE.md §4)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+from .tables import TABLE_SUFFIXES
+
+DEFAULT_WORKSPACE = "evals"
+# Experiment, suite, arm and anchor-set names become file and folder names: keep them plain.
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def check_name(name: str, kind: str = "experiment") -> str:
+    """Refuse names that could escape the workspace or break a path (``../x``, ``a/b``)."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name) or ".." in name:
+        raise InputError(f"{kind} name {name!r} is not allowed",
+                         hint="use letters, digits, '-', '_' and '.', starting with a letter or "
+                              "digit, without '..' or path separators")
+    return name
+
+
+def resolve_workspace(explicit: str | os.PathLike | None = None) -> Path:
+    """--workspace DIR, else $LANGCHEF_WORKSPACE, else ./evals."""
+    chosen = explicit or os.environ.get("LANGCHEF_WORKSPACE") or DEFAULT_WORKSPACE
+    return Path(chosen).expanduser().resolve()
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    reports_root: Path | None = None
+
+    @classmethod
+    def at(cls, explicit=None, *, reports=None) -> "Workspace":
+        return cls(resolve_workspace(explicit), Path(reports).resolve() if reports else None)
+
+    @property
+    def experiments(self) -> Path:
+        return self.root / "experiments"
+
+    @property
+    def approvals(self) -> Path:
+        return self.root / "approvals"
+
+    @property
+    def reports(self) -> Path:
+        return self.reports_root or self.root / "reports"
+
+    @property
+    def ledger(self) -> Path:
+        return self.root / "langchef.sqlite"
+
+    def design_path(self, experiment: str) -> Path:
+        return self.experiments / f"{check_name(experiment)}.yaml"
+
+    def approval_path(self, experiment: str) -> Path:
+        return self.approvals / f"{check_name(experiment)}.json"
+
+    def experiment_names(self) -> list[str]:
+        if not self.experiments.is_dir():
+            return []
+        return sorted(path.stem for path in self.experiments.glob("*.yaml"))
+
+    def goldens_path(self, suite: str) -> Path:
+        return self._table(self.root / "goldens", check_name(suite, "suite"))
+
+    def qrels_path(self, suite: str) -> Path:
+        return self._table(self.root / "qrels", check_name(suite, "suite"))
+
+    def pools_path(self, suite: str) -> Path:
+        return self._table(self.root / "pools", check_name(suite, "suite"))
+
+    def anchors_path(self, anchor_set: str) -> Path:
+        return self._table(self.root / "anchors", check_name(anchor_set, "anchor set"))
+
+    def run_path(self, experiment: str, arm: str) -> Path:
+        return self._table(self.root / "runs" / check_name(experiment), check_name(arm, "arm"))
+
+    def run_arms(self, experiment: str) -> list[str]:
+        """Arm names that have a run file for this experiment (file stem, any table type)."""
+        folder = self.root / "runs" / check_name(experiment)
+        if not folder.is_dir():
+            return []
+        return sorted({path.stem for path in folder.iterdir() if path.suffix in TABLE_SUFFIXES})
+
+    def relative(self, path: Path) -> str:
+        """How a file is named in messages: relative to the workspace when inside it."""
+        try:
+            return str(Path(path).resolve().relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+    @staticmethod
+    def _table(stem_folder: Path, name: str) -> Path:
+        """The existing table for a name, whatever its extension; .jsonl when none exists."""
+        for suffix in TABLE_SUFFIXES:
+            candidate = stem_folder / f"{name}{suffix}"
+            if candidate.exists():
+                return candidate
+        return stem_folder / f"{name}.jsonl"
