@@ -92,7 +92,7 @@ def as_binary(values, name: str) -> np.ndarray:
     if outside.any():
         position = int(np.flatnonzero(outside)[0])
         raise ValueError(
-            f"{name} must be binary (0/1 or True/False), got {array[position]!r} at position {position}"
+            f"{name} must be binary (0/1 or True/False), got {array[position].item()!r} at position {position}"
         )
     return array.astype(bool)
 
@@ -136,5 +136,7 @@ def as_cluster_codes(clusters, n: int) -> np.ndarray | None:
         if missing:
             raise ValueError(f"clusters has a missing label at position {missing[0]}")
         array = array.astype(str)
-    _, codes = np.unique(array, return_inverse=True)
+    labels, codes = np.unique(array, return_inverse=True)
+    if labels.size < 2:
+        raise ValueError("a clustered comparison needs at least 2 clusters; all pairs carry one label")
     return codes.reshape(-1)

@@ -227,8 +227,6 @@ def design_effect(differences: np.ndarray, totals: np.ndarray, sizes: np.ndarray
     clusters it is mostly noise, and the limit should not claim more than independent pairs.
     """
     n, clusters = differences.size, totals.size
-    if clusters < 2:
-        raise ValueError("a clustered comparison needs at least 2 clusters; got 1")
     mean = math.fsum(totals) / n
     independent = float(np.var(differences, ddof=1)) / n if n > 1 else 0.0
     if independent == 0.0:

@@ -1,21 +1,535 @@
-"""The `langchef` command line."""
+"""The `langchef` command line: pre-register, approve, read out and gate experiments.
+
+Every command accepts --workspace DIR (default: $LANGCHEF_WORKSPACE, else ./evals) and
+--json for machine-readable output. Errors go to stderr as one sentence naming the file,
+field and row, and exit with status 2.
+
+Start-up stays light: the statistics (numpy, scipy) load only inside the commands that use
+them, and Dagster only inside `langchef readout`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
+
+EXIT_ERROR = 2
+
+EXAMPLE_DESIGN = """\
+# A langchef design: the pre-registration of one comparison of two arms.
+#
+# Write it before any traffic. Check it with `langchef design check example`, then have a
+# person approve it with `langchef approve example --by "Your Name"`. Editing any value
+# afterwards revokes the approval; comments, key order and layout do not.
+
+experiment: example              # must equal the file name: experiments/example.yaml
+hypothesis: >-
+  Reranking the retrieved passages raises the share of answers the judge passes.
+suite: example                   # goldens/example.jsonl: example_id, input, ideal?, ...
+arms:
+  baseline: current              # runs/example/current.jsonl
+  variant: reranked              # runs/example/reranked.jsonl
+kind: superiority                # or non_inferiority, which then needs a margin
+primary: pass_rate               # pass_rate | accuracy | recall | recall_normalized |
+                                 # precision | hit | reciprocal_rank | ndcg
+judge:
+  kind: recorded                 # verdicts arrive with the runs (verdict, criterion, judge)
+  id: example-judge-v1           # every verdict must carry exactly this judge id
+criteria: [correctness, groundedness, directness]
+
+alpha: 0.05                      # two-sided level of the interval that decides the verdict
+power: 0.80                      # used for the smallest detectable effect
+bootstrap: {resamples: 10000, seed: 0}
+
+# Planning: the share of goldens expected to change verdict between the arms. With it,
+# `langchef design check` reports the smallest effect the suite can detect.
+assumed_discordant_rate: 0.2
+# target_effect: 0.05            # the change you hope to see; flagged if out of reach
+# margin: 0.03                   # for non_inferiority: the tolerated drop
+
+# Optional sections:
+# slices:
+#   column: language
+#   target_weights: {en: 0.7, de: 0.3}
+#   protected: [de]
+# cluster: user_id
+# guardrails:
+#   - {metric: latency_ms, statistic: p95, max_increase: 0.10}
+# anchors: {set: example-anchors, warn_kappa: 0.6, fail_kappa: 0.4}
+# retrieval:
+#   k: 10
+#   metrics: [recall, ndcg]
+#   zero_positive: exclude       # exclude | zero | separate
+#   pool: {kind: full}           # full | sampled | hard_negative
+"""
+
+WORKSPACE_FOLDERS = ("experiments", "approvals", "goldens", "runs", "qrels", "pools", "anchors",
+                     "reports")
+
+
+class CommandError(Exception):
+    """A problem with how a command was called; printed as one sentence, exit 2."""
+
+
+# --------------------------------------------------------------------------------------
+# Parser
+# --------------------------------------------------------------------------------------
+
+def _common_options() -> argparse.ArgumentParser:
+    # SUPPRESS keeps an option given before the subcommand from being reset by the
+    # subcommand's own default, so `langchef --workspace X status` and
+    # `langchef status --workspace X` both work.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS,
+                        help="the workspace folder (default: $LANGCHEF_WORKSPACE, else ./evals)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print machine-readable JSON instead of text")
+    return common
+
+
+def _command(commands, name: str, common, *, help: str, description: str, examples: str):
+    return commands.add_parser(
+        name, parents=[common], help=help, description=description,
+        epilog="examples:\n" + examples, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common_options()
+    parser = argparse.ArgumentParser(
+        prog="langchef", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Tell, honestly, whether a change to an LLM/RAG application helped, hurt "
+                    "or cannot be told apart on its goldens.",
+        epilog="examples:\n"
+               "  langchef init evals\n"
+               "  langchef design check example\n"
+               "  langchef approve example --by 'Ada Lovelace'\n"
+               "  langchef status\n"
+               "  langchef power --goldens 90 --discordant-rate 0.2\n"
+               "  langchef readout example\n"
+               "  langchef gate evals/reports/example/v1/readout.json\n"
+               "\nRun `langchef COMMAND --help` for each command's options.")
+    parser.add_argument("--version", action="version", version=f"langchef {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    init = _command(commands, "init", common, help="create an empty workspace",
+                    description="Create the workspace folders and a commented example design "
+                                "(experiments/example.yaml). Existing files are never "
+                                "overwritten.",
+                    examples="  langchef init\n  langchef init my-evals\n"
+                             "  langchef init --workspace my-evals --json\n")
+    init.add_argument("directory", nargs="?", metavar="DIR",
+                      help="where to create it (default: --workspace, else ./evals)")
+    init.set_defaults(handler=run_init)
+
+    design = commands.add_parser("design", help="work with design files",
+                                 description="Work with design files (experiments/NAME.yaml).")
+    design_commands = design.add_subparsers(dest="design_command", required=True,
+                                            metavar="SUBCOMMAND")
+    check = _command(design_commands, "check", common,
+                     help="validate a design, show its hash and what it can detect",
+                     description="Validate experiments/NAME.yaml, print its canonical form and "
+                                 "SHA-256, its approval state, and the power analysis: the "
+                                 "smallest effect the suite's goldens can detect at the assumed "
+                                 "discordant rate, and the goldens a smaller target or margin "
+                                 "would need.",
+                     examples="  langchef design check example\n"
+                              "  langchef design check example --workspace evals --json\n")
+    check.add_argument("name", metavar="NAME", help="the experiment (file stem of the design)")
+    check.set_defaults(handler=run_design_check)
+
+    approve = _command(commands, "approve", common, help="approve a design as a person",
+                       description="Record that PERSON approved the current version of "
+                                   "experiments/NAME.yaml (approvals/NAME.json: design hash, "
+                                   "approver, UTC time, tool version). Approving an unchanged "
+                                   "design again changes nothing; approving an edited design "
+                                   "keeps the earlier approval in its history.",
+                       examples="  langchef approve example --by 'Ada Lovelace'\n"
+                                "  langchef approve example --by ada@example.org --json\n")
+    approve.add_argument("name", metavar="NAME", help="the experiment to approve")
+    approve.add_argument("--by", required=True, metavar="PERSON",
+                         help="the person approving (name or e-mail)")
+    approve.set_defaults(handler=run_approve)
+
+    status = _command(commands, "status", common, help="list experiments and their state",
+                      description="List every design in experiments/ with its state: draft, "
+                                  "approved, read out (with the versions under reports/), "
+                                  "revoked (edited after approval) or invalid.",
+                      examples="  langchef status\n  langchef status --workspace evals --json\n")
+    status.add_argument("--reports", metavar="DIR",
+                        help="where readouts are written (default: WORKSPACE/reports)")
+    status.set_defaults(handler=run_status)
+
+    power = _command(commands, "power", common, help="plan the number of goldens",
+                     description="Answer either planning question for a paired comparison: the "
+                                 "smallest effect N goldens can detect (--goldens), or the "
+                                 "goldens needed to detect an effect (--effect); give both to "
+                                 "get both. Pass rates plan with --discordant-rate (the share "
+                                 "of goldens expected to flip); continuous scores with --sd "
+                                 "(spread of per-golden differences).",
+                     examples="  langchef power --goldens 90 --discordant-rate 0.2\n"
+                              "  langchef power --effect 0.05 --discordant-rate 0.2\n"
+                              "  langchef power --goldens 400 --sd 0.3 --alpha 0.01\n"
+                              "  langchef power --effect 0.03 --sd 0.25 --json\n")
+    power.add_argument("--goldens", type=int, metavar="N", help="number of goldens")
+    power.add_argument("--effect", type=float, metavar="E",
+                       help="difference to detect (e.g. 0.05 for five points)")
+    power.add_argument("--discordant-rate", type=float, metavar="R",
+                       help="assumed share of goldens that change verdict (pass rates)")
+    power.add_argument("--sd", type=float, metavar="S",
+                       help="assumed sd of per-golden differences (continuous scores)")
+    power.add_argument("--alpha", type=float, default=0.05, help="two-sided level (default 0.05)")
+    power.add_argument("--power", type=float, default=0.80, dest="target_power",
+                       help="power (default 0.80)")
+    power.set_defaults(handler=run_power)
+
+    readout = _command(commands, "readout", common, help="read an approved experiment out",
+                       description="Materialise the experiment's readout through the Dagster "
+                                   "pipeline, in process, and write a new report version "
+                                   "(reports/NAME/vN/). Refused unless the design is approved, "
+                                   "the approval came before traffic and every golden is "
+                                   "scored in both arms.",
+                       examples="  langchef readout example\n"
+                                "  langchef readout example --reports site/reports\n")
+    readout.add_argument("name", metavar="NAME", help="the experiment to read out")
+    readout.add_argument("--reports", metavar="DIR",
+                         help="where to write reports (default: WORKSPACE/reports)")
+    readout.set_defaults(handler=run_readout)
+
+    gate = _command(commands, "gate", common, help="pass or fail CI on a readout.json",
+                    description="Read a readout.json and exit 0 when its gate passed, 1 when it "
+                                "did not (a regression, a failed non-inferiority or a breached "
+                                "guardrail), printing why; 2 when the file is unreadable, "
+                                "malformed, or its recorded gate contradicts its own numbers. "
+                                "There is no override.",
+                    examples="  langchef gate evals/reports/example/v1/readout.json\n"
+                             "  langchef gate evals/reports/example/v1 --fail-on-inconclusive\n"
+                             "  langchef gate reports/example/v2/readout.json --workspace evals "
+                             "--json\n")
+    gate.add_argument("path", metavar="PATH",
+                      help="a readout.json, or the report folder holding it; relative paths "
+                           "are tried in the current folder, then in the workspace")
+    gate.add_argument("--fail-on-inconclusive", action="store_true",
+                      help="also fail when the question was left open (inconclusive verdict, "
+                           "or non-inferiority unresolved)")
+    gate.set_defaults(handler=run_gate)
+
+    demo = commands.add_parser("demo", help="run the built-in demo and print its readouts",
+                               description="Run the built-in demo.",
+                               epilog="examples:\n  langchef demo\n"
+                                      "  langchef demo --workspace demo-workspace\n",
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    demo.add_argument("--workspace", default="demo-workspace", metavar="DIR",
+                      help="where the demo workspace goes (default: demo-workspace)")
+    demo.set_defaults(handler=run_demo)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="langchef", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run the built-in demo and print its readouts")
-    demo.add_argument("--workspace", default="demo-workspace")
-    arguments = parser.parse_args(argv)
-    if arguments.command == "demo":
-        from .console_demo import run
-        return run(arguments)
-    return 2
+    arguments = build_parser().parse_args(argv)
+    try:
+        return arguments.handler(arguments)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # only user-facing errors are caught; bugs keep their traceback
+        sentence = _user_error(error)
+        if sentence is None:
+            raise
+        print(f"langchef: error: {sentence}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _user_error(error: Exception) -> str | None:
+    """The one sentence to show for an error the user can fix, or None for a bug."""
+    errors = sys.modules.get("langchef_core.errors")
+    gates = sys.modules.get("langchef_core.gates")
+    if errors is not None and isinstance(error, errors.InputError):
+        return error.describe()
+    if gates is not None and isinstance(error, gates.GateRefusal):
+        return f"readout refused: {error}"
+    if isinstance(error, CommandError):
+        return str(error)
+    if isinstance(error, ValueError):
+        text = str(error)
+        return text if text.endswith(".") else text + "."
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename else ""
+        return f"{where}{error.strerror or error}."
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------
+
+def _wants_json(arguments) -> bool:
+    return bool(getattr(arguments, "json", False))
+
+
+def _emit(arguments, payload, text: str) -> None:
+    if _wants_json(arguments):
+        print(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+    else:
+        print(text)
+
+
+def _workspace(arguments, *, must_exist: bool = True, reports=None):
+    from langchef_core.workspace import Workspace
+
+    workspace = Workspace.at(getattr(arguments, "workspace", None), reports=reports)
+    if must_exist and not workspace.root.is_dir():
+        raise CommandError(f"workspace folder {workspace.root} not found; create one with "
+                           f"`langchef init {workspace.root}` or pass --workspace DIR.")
+    return workspace
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("langchef")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _report_versions(workspace, experiment: str) -> list[int]:
+    """Readout versions found as reports/<experiment>/v<N>/ folders, ascending."""
+    folder = workspace.reports / experiment
+    if not folder.is_dir():
+        return []
+    found = [int(entry.name[1:]) for entry in folder.iterdir()
+             if entry.is_dir() and entry.name[:1] == "v" and entry.name[1:].isdigit()]
+    return sorted(found)
+
+
+# --------------------------------------------------------------------------------------
+# Commands
+# --------------------------------------------------------------------------------------
+
+def run_init(arguments) -> int:
+    from langchef_core.workspace import Workspace
+
+    chosen = arguments.directory or getattr(arguments, "workspace", None)
+    workspace = Workspace.at(chosen)
+    if workspace.root.exists() and not workspace.root.is_dir():
+        raise CommandError(f"{workspace.root} exists and is not a folder; choose another DIR.")
+    created, kept = [], []
+    for name in WORKSPACE_FOLDERS:
+        folder = workspace.root / name
+        (kept if folder.is_dir() else created).append(f"{name}/")
+        folder.mkdir(parents=True, exist_ok=True)
+    example = workspace.experiments / "example.yaml"
+    if example.exists():
+        kept.append("experiments/example.yaml")
+    else:
+        example.write_text(EXAMPLE_DESIGN, encoding="utf-8")
+        created.append("experiments/example.yaml")
+    text = [f"workspace ready at {workspace.root}"]
+    text += [f"  created {item}" for item in created]
+    text += [f"  kept    {item} (already there)" for item in kept]
+    text += ["next: edit experiments/example.yaml, add goldens/example.jsonl, then run "
+             f"`langchef design check example --workspace {workspace.root}`"]
+    _emit(arguments, {"workspace": str(workspace.root), "created": created, "kept": kept},
+          "\n".join(text))
+    return 0
+
+
+def run_design_check(arguments) -> int:
+    from langchef_core.approval import read_approval, status_of
+    from langchef_core.design import assess_power, load_workspace_design
+
+    workspace = _workspace(arguments)
+    design = load_workspace_design(workspace, arguments.name)
+    plan = assess_power(workspace, design)
+    status = status_of(design, read_approval(workspace, arguments.name))
+    notes = []
+    if design.kind == "superiority" and design.margin is not None:
+        notes.append(f"margin {design.margin:g} given for a superiority design: non-inferiority "
+                     "is reported beside the verdict, and the verdict alone decides the gate")
+    file = workspace.relative(workspace.design_path(arguments.name))
+    payload = {"experiment": design.experiment, "file": file, "valid": True,
+               "sha256": design.sha256, "canonical": design.canonical_json,
+               "design": design.to_dict(), "power": plan.to_dict(),
+               "approval": status.to_dict(), "notes": notes}
+    text = [f"{file}: valid design",
+            f"  experiment  {design.experiment}: {design.kind} on {design.primary}, "
+            f"{design.arms.baseline} -> {design.arms.variant}, suite {design.suite}",
+            f"  sha256      {design.sha256}",
+            f"  canonical   {design.canonical_json}",
+            f"  power       {plan.sentence}",
+            f"  approval    {status.label}: {status.sentence}"]
+    text += [f"  note        {note}" for note in notes]
+    _emit(arguments, payload, "\n".join(text))
+    return 0
+
+
+def run_approve(arguments) -> int:
+    from langchef_core.approval import approve
+
+    workspace = _workspace(arguments)
+    outcome = approve(workspace, arguments.name, by=arguments.by)
+    _emit(arguments, outcome.to_dict(), outcome.sentence)
+    return 0
+
+
+def run_status(arguments) -> int:
+    from langchef_core.approval import APPROVED, INVALID, STATE_LABELS, approval_status
+    from langchef_core.errors import InputError
+
+    workspace = _workspace(arguments, reports=arguments.reports)
+    rows = []
+    for name in workspace.experiment_names():
+        versions = _report_versions(workspace, name) if _valid_name(name) else []
+        try:
+            status = approval_status(workspace, name)
+        except InputError as error:  # an unreadable approval file, shown rather than fatal
+            rows.append({"experiment": name, "state": INVALID, "label": STATE_LABELS[INVALID],
+                         "design_sha256": None, "approved_by": None, "approved_at": None,
+                         "versions": versions, "sentence": error.describe()})
+            continue
+        state, label = status.state, status.label
+        if state == APPROVED and versions:
+            state, label = "read_out", "read out"
+        approval = status.approval
+        rows.append({"experiment": name, "state": state, "label": label,
+                     "design_sha256": status.design_sha256,
+                     "approved_by": approval.approved_by if approval else None,
+                     "approved_at": approval.to_dict()["approved_at"] if approval else None,
+                     "versions": versions, "sentence": status.sentence})
+    if not rows:
+        text = (f"no experiments in {workspace.experiments}; start from `langchef init` and "
+                "write experiments/NAME.yaml")
+    else:
+        width = max(len("EXPERIMENT"), *(len(row["experiment"]) for row in rows))
+        lines = [f"{'EXPERIMENT':<{width}}  {'STATE':<31}  {'VERSIONS':<10}  DESIGN        "
+                 "APPROVED BY"]
+        for row in rows:
+            versions = ", ".join(f"v{v}" for v in row["versions"]) or "-"
+            lines.append(f"{row['experiment']:<{width}}  {row['label']:<31}  {versions:<10}  "
+                         f"{(row['design_sha256'] or '-')[:12]:<12}  {row['approved_by'] or '-'}")
+            if row["state"] in ("invalid", "revoked"):
+                lines.append(f"{'':<{width}}  {row['sentence']}")
+        text = "\n".join(lines)
+    _emit(arguments, {"workspace": str(workspace.root), "experiments": rows}, text)
+    return 0
+
+
+def _valid_name(name: str) -> bool:
+    from langchef_core.workspace import NAME_PATTERN
+
+    return bool(NAME_PATTERN.match(name)) and ".." not in name
+
+
+def run_power(arguments) -> int:
+    from langchef_core import power as planning
+
+    rate, sd = arguments.discordant_rate, arguments.sd
+    goldens, effect = arguments.goldens, arguments.effect
+    if (rate is None) == (sd is None):
+        raise CommandError("give exactly one of --discordant-rate (pass rates) or --sd "
+                           "(continuous scores).")
+    if goldens is None and effect is None:
+        raise CommandError("give --goldens N for the smallest detectable effect, --effect E "
+                           "for the goldens needed, or both.")
+    alpha, target_power = arguments.alpha, arguments.target_power
+    scale = {"discordant_rate": rate} if rate is not None else {"sd": sd}
+    payload = {"alpha": alpha, "power": target_power, **scale, "goldens": goldens,
+               "effect": effect, "detection_limit": None, "goldens_needed": None}
+    text = []
+    assumed = (f"an assumed discordant rate of {rate:g}" if rate is not None
+               else f"an assumed sd of differences of {sd:g}")
+    if goldens is not None:
+        limit = (planning.limit_at_rate(goldens, rate, alpha=alpha, power=target_power)
+                 if rate is not None else
+                 planning.continuous_detection_limit(sd, goldens, alpha=alpha, power=target_power))
+        payload["detection_limit"] = limit
+        text.append(f"with {goldens} goldens and {assumed}, the smallest difference detectable "
+                    f"at alpha {alpha:g} with power {target_power:g} is {limit:.4g}")
+    if effect is not None:
+        needed = (planning.goldens_needed(effect, rate, alpha=alpha, power=target_power)
+                  if rate is not None else
+                  planning.goldens_needed_continuous(effect, sd, alpha=alpha, power=target_power))
+        payload["goldens_needed"] = needed
+        text.append(f"detecting a difference of {effect:g} with {assumed} needs {needed} goldens "
+                    f"(alpha {alpha:g}, power {target_power:g})")
+        if goldens is not None:
+            enough = goldens >= needed
+            payload["enough"] = enough
+            text.append(f"{goldens} goldens are {'enough' if enough else 'NOT enough'} for "
+                        f"{effect:g}")
+    _emit(arguments, payload, "\n".join(text))
+    return 0
+
+
+def run_readout(arguments) -> int:
+    workspace = _workspace(arguments, reports=arguments.reports)
+    try:
+        from langchef_pipeline.materialize import readout_experiment
+    except ImportError as error:
+        raise CommandError(f"`langchef readout` is not available in this installation: "
+                           f"langchef_pipeline.materialize could not be imported ({error}).") \
+            from None
+    path = Path(readout_experiment(workspace, arguments.name))
+    summary = _readout_summary(path)
+    _emit(arguments, {"experiment": arguments.name, "readout": str(path), **summary},
+          f"{arguments.name}: readout written to {path}"
+          + (f"\n  gate {'passed' if summary['passed'] else 'NOT passed'}"
+             if summary.get("passed") is not None else ""))
+    return 0
+
+
+def _readout_summary(path: Path) -> dict:
+    """The gate outcome recorded in a fresh readout, when it can be read."""
+    try:
+        readout = json.loads(path.read_text(encoding="utf-8"))
+        return {"passed": bool(readout["gate"]["passed"]), "version": readout.get("version")}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def run_gate(arguments) -> int:
+    from langchef_core.errors import InputError
+    from langchef_core.gates import readout_gate
+
+    path = _readout_path(arguments)
+    label = str(path)
+    try:
+        readout = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"is not valid JSON ({error})", file=label,
+                         hint="pass the readout.json written by `langchef readout`") from None
+    decision = readout_gate(readout, fail_on_inconclusive=arguments.fail_on_inconclusive,
+                            file=label)
+    name = decision.experiment or "readout"
+    version = f" v{decision.version}" if decision.version is not None else ""
+    if decision.passed:
+        text = f"PASSED: {name}{version} ({decision.verdict}" + (
+            f", non-inferiority {decision.noninferiority})" if decision.noninferiority else ")")
+    else:
+        text = f"NOT PASSED: {name}{version}\n" + "\n".join(f"  - {r}" for r in decision.reasons)
+    _emit(arguments, {**decision.to_dict(), "file": label}, text)
+    return 0 if decision.passed else 1
+
+
+def _readout_path(arguments) -> Path:
+    given = Path(arguments.path).expanduser()
+    candidates = [given]
+    if not given.is_absolute() and getattr(arguments, "workspace", None):
+        candidates.append(_workspace(arguments, must_exist=False).root / given)
+    for candidate in candidates:
+        if candidate.is_dir():
+            candidate = candidate / "readout.json"
+        if candidate.is_file():
+            return candidate
+    raise CommandError(f"{arguments.path}: no readout.json found there; pass the readout.json "
+                       "written by `langchef readout` (reports/NAME/vN/readout.json).")
+
+
+def run_demo(arguments) -> int:
+    from .console_demo import run
+
+    return run(arguments)
 
 
 if __name__ == "__main__":

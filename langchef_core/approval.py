@@ -1,0 +1,269 @@
+"""Approval of a design by a person, before any traffic.
+
+``langchef approve NAME --by PERSON`` writes ``approvals/NAME.json``::
+
+    {"experiment": "...", "design_sha256": "<64 hex>", "approved_by": "...",
+     "approved_at": "2024-05-01T12:00:00Z", "tool_version": "0.1.0",
+     "underpowered": {...} | null, "power": {...}, "history": [earlier records]}
+
+The record pins the hash of the parsed design (langchef_core.design), so an edit of any
+value afterwards leaves the record pointing at a design that no longer exists: the
+experiment shows as *revoked (edited after approval)* and the gate refuses it until a person
+approves the new version, which keeps the old record in ``history``. The file is written to
+a temporary name and renamed into place, so a reader never sees half a record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .comparison import Record
+from .design import Design, DesignError, PowerPlan, assess_power, load_workspace_design
+from .errors import InputError
+from .workspace import Workspace
+
+DRAFT, APPROVED, REVOKED, INVALID = "draft", "approved", "revoked", "invalid"
+STATE_LABELS = {DRAFT: "draft", APPROVED: "approved", REVOKED: "revoked (edited after approval)",
+                INVALID: "invalid"}
+SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class Approval(Record):
+    """One approval record; ``approved_at`` is an aware UTC datetime."""
+
+    experiment: str
+    design_sha256: str
+    approved_by: str
+    approved_at: datetime
+    tool_version: str
+    underpowered: dict | None = None
+    power: dict | None = None
+    history: tuple[dict, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"experiment": self.experiment, "design_sha256": self.design_sha256,
+                "approved_by": self.approved_by, "approved_at": format_utc(self.approved_at),
+                "tool_version": self.tool_version, "underpowered": self.underpowered,
+                "power": self.power, "history": [dict(item) for item in self.history]}
+
+    def without_history(self) -> dict:
+        record = self.to_dict()
+        del record["history"]
+        return record
+
+
+@dataclass(frozen=True)
+class ApprovalOutcome(Record):
+    """What `approve` did: ``approved`` (first record), ``reapproved`` (a new version; the
+    old record moved to history) or ``already_approved`` (identical design; nothing written)."""
+
+    status: str
+    approval: Approval
+    path: str
+    plan: PowerPlan | None
+    sentence: str
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "approval": self.approval.to_dict(), "path": self.path,
+                "power": self.plan.to_dict() if self.plan else None, "sentence": self.sentence}
+
+
+@dataclass(frozen=True)
+class ApprovalStatus(Record):
+    """Where an experiment stands: draft, approved, revoked (edited after approval) or invalid."""
+
+    experiment: str
+    state: str
+    label: str
+    design_sha256: str | None
+    approval: Approval | None
+    sentence: str
+
+    def to_dict(self) -> dict:
+        return {"experiment": self.experiment, "state": self.state, "label": self.label,
+                "design_sha256": self.design_sha256,
+                "approval": self.approval.to_dict() if self.approval else None,
+                "sentence": self.sentence}
+
+
+def format_utc(moment: datetime) -> str:
+    """ISO-8601 in UTC with a ``Z``; microseconds kept only when present."""
+    text = _aware(moment, "time").astimezone(timezone.utc).isoformat()
+    return text.replace("+00:00", "Z")
+
+
+def parse_utc(text: str) -> datetime:
+    """An ISO-8601 time with a zone (``Z`` or an offset) as an aware UTC datetime."""
+    if not isinstance(text, str):
+        raise ValueError(f"expected an ISO-8601 time as text, got {text!r}")
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO-8601 time") from None
+    return _aware(moment, repr(text)).astimezone(timezone.utc)
+
+
+def _aware(moment: datetime, name: str) -> datetime:
+    if not isinstance(moment, datetime):
+        raise ValueError(f"{name} must be a datetime, got {moment!r}")
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"{name} has no time zone; give it in UTC (e.g. "
+                         "datetime.now(timezone.utc) or '2024-05-01T12:00:00Z')")
+    return moment
+
+
+def read_approval(workspace: Workspace, experiment: str) -> Approval | None:
+    """The approval record of ``experiment``, or None when it has not been approved."""
+    path = workspace.approval_path(experiment)
+    if not path.exists():
+        return None
+    file = workspace.relative(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"could not be read as JSON ({error})", file=file,
+                         hint="delete it and approve again with `langchef approve`") from None
+    return approval_from_dict(data, file=file, experiment=experiment)
+
+
+def approval_from_dict(data, *, file: str = "approval", experiment: str | None = None) -> Approval:
+    """Validate an approval record read from JSON; every problem names its field."""
+    def fail(field, message):
+        raise InputError(message, file=file, column=field,
+                         hint="approval files are written only by `langchef approve`; delete "
+                              "it and approve again")
+
+    if not isinstance(data, dict):
+        fail(None, "is not a JSON object")
+    for key in ("experiment", "design_sha256", "approved_by", "approved_at", "tool_version"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            fail(key, "is missing or not text")
+    if experiment is not None and data["experiment"] != experiment:
+        fail("experiment", f"names {data['experiment']!r}, not {experiment!r}")
+    if not SHA256_PATTERN.match(data["design_sha256"]):
+        fail("design_sha256", "is not a SHA-256 hex digest")
+    try:
+        approved_at = parse_utc(data["approved_at"])
+    except ValueError as error:
+        fail("approved_at", str(error))
+    for key in ("underpowered", "power"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            fail(key, "must be an object or null")
+    history = data.get("history", [])
+    if not isinstance(history, list) or not all(isinstance(item, dict) for item in history):
+        fail("history", "must be a list of earlier approval records")
+    return Approval(data["experiment"], data["design_sha256"], data["approved_by"], approved_at,
+                    data["tool_version"], data.get("underpowered"), data.get("power"),
+                    tuple(history))
+
+
+def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | None = None,
+            tool_version: str | None = None) -> ApprovalOutcome:
+    """Approve the current version of a design, on behalf of the person ``by``.
+
+    Refuses an invalid design (``DesignError``) and an empty approver (``ValueError``). An
+    already-approved identical design is left alone (status ``already_approved``). ``at``
+    (an aware datetime, default now) lets a generator pre-approve designs at a set time.
+    """
+    approver = _check_approver(by)
+    moment = datetime.now(timezone.utc) if at is None else _aware(at, "at").astimezone(timezone.utc)
+    design = load_workspace_design(workspace, experiment)
+    previous = read_approval(workspace, experiment)
+    path = workspace.approval_path(experiment)
+    if previous is not None and previous.design_sha256 == design.sha256:
+        return ApprovalOutcome(
+            "already_approved", previous, workspace.relative(path), None,
+            f"{experiment} is already approved in this version (design {design.sha256[:12]}) "
+            f"by {previous.approved_by} at {format_utc(previous.approved_at)}; nothing written")
+    plan = assess_power(workspace, design)
+    history = () if previous is None else previous.history + (previous.without_history(),)
+    approval = Approval(experiment, design.sha256, approver, moment,
+                        tool_version or _tool_version(), plan.underpowered_record(),
+                        plan.to_dict(), history)
+    _write_atomically(path, json.dumps(approval.to_dict(), indent=2, sort_keys=True,
+                                       ensure_ascii=False) + "\n")
+    status = "approved" if previous is None else "reapproved"
+    sentence = (f"{experiment} approved by {approver} at {format_utc(moment)} "
+                f"(design {design.sha256[:12]})")
+    if previous is not None:
+        sentence += f"; the earlier approval by {previous.approved_by} is kept in its history"
+    if plan.underpowered:
+        sentence += f"; WARNING underpowered: {plan.sentence}"
+    return ApprovalOutcome(status, approval, workspace.relative(path), plan, sentence)
+
+
+def approval_status(workspace: Workspace, experiment: str) -> ApprovalStatus:
+    """draft (never approved), approved (hash matches), revoked (edited after approval), or
+    invalid (the design does not validate; the error sentence says why)."""
+    try:
+        design = load_workspace_design(workspace, experiment)
+    except DesignError as error:
+        approval = _approval_or_none(workspace, experiment)
+        return ApprovalStatus(experiment, INVALID, STATE_LABELS[INVALID], None, approval,
+                              error.describe())
+    approval = read_approval(workspace, experiment)
+    return status_of(design, approval)
+
+
+def status_of(design: Design, approval: Approval | None) -> ApprovalStatus:
+    if approval is None:
+        state, sentence = DRAFT, f"{design.experiment} has not been approved"
+    elif approval.design_sha256 != design.sha256:
+        state = REVOKED
+        sentence = (f"{design.experiment} was edited after approval: approved design "
+                    f"{approval.design_sha256[:12]} by {approval.approved_by}, current design "
+                    f"{design.sha256[:12]}; approve it again to read it out")
+    else:
+        state = APPROVED
+        sentence = (f"{design.experiment} approved by {approval.approved_by} at "
+                    f"{format_utc(approval.approved_at)}")
+    return ApprovalStatus(design.experiment, state, STATE_LABELS[state], design.sha256,
+                          approval, sentence)
+
+
+def _approval_or_none(workspace: Workspace, experiment: str) -> Approval | None:
+    try:
+        return read_approval(workspace, experiment)
+    except InputError:
+        return None
+
+
+def _check_approver(by) -> str:
+    if not isinstance(by, str) or not by.strip():
+        raise ValueError("the approver is empty: name the person approving, e.g. "
+                         "--by 'Ada Lovelace'")
+    if any(ord(character) < 32 for character in by):
+        raise ValueError("the approver contains control characters: give a plain name")
+    return by.strip()
+
+
+def _tool_version() -> str:
+    # Imported here: the package __init__ imports this module before defining __version__.
+    from . import __version__
+
+    return __version__
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write to a temporary file in the same folder, then rename it over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                             dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise

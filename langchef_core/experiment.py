@@ -1,0 +1,427 @@
+"""One experiment's inputs, its per-golden scores, and the comparisons read out from them.
+
+The Dagster assets are thin wrappers around these functions, and `langchef readout` runs
+the same functions through Dagster, so every number in a readout can also be reproduced
+from plain Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .approval import Approval, read_approval
+from .comparison import (BinaryComparison, ContinuousComparison, compare_binary,
+                         noninferiority_from_interval)
+from .design import Design, load_workspace_design
+from .errors import InputError
+from .schemas import SchemaViolation, read_input
+from .workspace import Workspace
+
+BASELINE, VARIANT = "baseline", "variant"
+
+
+FAILURE_COLUMNS = ["file", "column", "row", "value", "check"]
+
+
+@dataclass(frozen=True, eq=False)
+class TableLoad:
+    """A workspace table read and validated, or the reason it could not be.
+
+    The pipeline keeps a failed load as a value (instead of raising) so that a blocking
+    check can show the failure table in the UI and stop everything downstream. The error
+    is kept as plain data (sentence + failure table) so the value pickles between steps.
+    """
+
+    label: str
+    path: str | None
+    frame: pd.DataFrame | None = None
+    error: str | None = None
+    failures: pd.DataFrame | None = None
+    sha256: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def require(self) -> pd.DataFrame:
+        if self.error is not None:
+            raise InputError(self.error)
+        return self.frame
+
+
+def load_table(workspace: Workspace, path: Path, kind: str, *, required_columns=()) -> TableLoad:
+    label = workspace.relative(path)
+    try:
+        frame = read_input(path, kind, label=label, required_columns=tuple(required_columns))
+    except SchemaViolation as violation:
+        return TableLoad(label=label, path=str(path), error=str(violation),
+                         failures=violation.failures[FAILURE_COLUMNS].copy())
+    except InputError as error:
+        failures = pd.DataFrame([{"file": error.file or label, "column": error.column,
+                                  "row": error.row, "value": error.value, "check": error.message}],
+                                columns=FAILURE_COLUMNS)
+        return TableLoad(label=label, path=str(path), error=str(error), failures=failures)
+    return TableLoad(label=label, path=str(path), frame=frame, sha256=file_sha256(path))
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class DesignState:
+    """The parsed design with its approval record (None when never approved)."""
+
+    design: Design
+    approval: Approval | None
+    label: str
+
+
+def load_design_state(workspace: Workspace, experiment: str) -> DesignState:
+    design = load_workspace_design(workspace, experiment)
+    return DesignState(design=design, approval=read_approval(workspace, experiment),
+                       label=workspace.relative(workspace.design_path(experiment)))
+
+
+def goldens_columns(design: Design) -> tuple[str, ...]:
+    """Columns the design needs in its goldens beyond the standard ones."""
+    needed = []
+    if design.slices is not None:
+        needed.append(design.slices.column)
+    if design.cluster is not None:
+        needed.append(design.cluster)
+    if design.primary == "accuracy":
+        needed.append("ideal")
+    return tuple(dict.fromkeys(needed))
+
+
+def load_goldens(workspace: Workspace, design: Design) -> TableLoad:
+    return load_table(workspace, workspace.goldens_path(design.suite), "goldens",
+                      required_columns=goldens_columns(design))
+
+
+def load_runs(workspace: Workspace, design: Design) -> dict[str, TableLoad]:
+    """Every arm's run file for the experiment: the design's arms, plus any other file found
+    (an arm the design does not name is refused later by the gate, not silently ignored)."""
+    arms = list(dict.fromkeys([*design.arm_names, *workspace.run_arms(design.experiment)]))
+    return {arm: load_table(workspace, workspace.run_path(design.experiment, arm), "run")
+            for arm in arms}
+
+
+@dataclass(frozen=True, eq=False)
+class ItemScores:
+    """One row per golden, paired across arms (columns prefixed ``baseline_``/``variant_``)."""
+
+    frame: pd.DataFrame
+    judge_id: str | None
+    judge: dict = field(default_factory=dict)
+
+
+def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame], judge,
+                  files: dict[str, str] | None = None) -> ItemScores:
+    """Judge both arms' answers with the pinned judge and pair the verdicts by golden.
+
+    Goldens are put in ``example_id`` order, so every later result is independent of the
+    order of the files' rows.
+    """
+    files = files or {}
+    base = goldens.sort_values("example_id", kind="stable").reset_index(drop=True)
+    paired = _paired_base(design, goldens)
+    for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
+        run = runs[arm]
+        items = run.merge(base[[c for c in ("example_id", "input", "ideal") if c in base.columns]],
+                          on="example_id", how="inner")
+        items.index = run.index[run["example_id"].isin(base["example_id"])]
+        verdicts = judge.judge(items, source=files.get(arm, arm)).set_index("example_id")
+        paired[f"{role}_pass"] = paired["example_id"].map(verdicts["verdict"]).eq("pass")
+        paired[f"{role}_criterion"] = paired["example_id"].map(verdicts["criterion"])
+        paired[f"{role}_rationale"] = paired["example_id"].map(verdicts["rationale"])
+        if "output" in run.columns:
+            paired[f"{role}_output"] = paired["example_id"].map(run.set_index("example_id")["output"])
+        _attach_costs(paired, run, role)
+    return ItemScores(frame=paired, judge_id=judge.id, judge=judge.describe())
+
+
+def primary_comparison(design: Design, scores: ItemScores) -> BinaryComparison | ContinuousComparison:
+    """The pre-registered primary comparison (pass rate or accuracy) of the two arms."""
+    frame = scores.frame
+    return compare_binary(
+        frame[f"{BASELINE}_pass"].to_numpy(bool), frame[f"{VARIANT}_pass"].to_numpy(bool),
+        alpha=design.alpha, power=design.power, resamples=design.bootstrap.resamples,
+        seed=design.bootstrap.seed, margin=design.margin,
+        clusters=None if design.cluster is None else frame[design.cluster].astype(str).to_numpy())
+
+
+def flipped_goldens(scores: ItemScores, *, limit: int = 500) -> dict[str, list[dict]]:
+    """The goldens that broke (passed → failed) and that were fixed, with both answers."""
+    frame = scores.frame
+    before, after = frame[f"{BASELINE}_pass"], frame[f"{VARIANT}_pass"]
+    columns = [c for c in ("example_id", "input", "ideal", f"{BASELINE}_output", f"{VARIANT}_output",
+                           f"{BASELINE}_criterion", f"{VARIANT}_criterion",
+                           f"{BASELINE}_rationale", f"{VARIANT}_rationale") if c in frame.columns]
+
+    def rows(mask) -> list[dict]:
+        chosen = frame.loc[mask, columns].head(limit)
+        return [{key: _plain(value) for key, value in row.items()} for row in chosen.to_dict("records")]
+
+    return {"broke": rows(before & ~after), "fixed": rows(~before & after)}
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return value
+
+
+# ----------------------------------------------------------------------------------------
+# Retrieval gates: the pools both arms ranked, and how much of the suite the labels cover
+# ----------------------------------------------------------------------------------------
+
+def ranked_runs(design: Design, runs: dict[str, pd.DataFrame], files: dict[str, str],
+                suite_ids=None) -> tuple:
+    from .retrieval import RankedRun
+    return tuple(RankedRun.from_frame(runs[arm], file=files.get(arm, arm), goldens=suite_ids)
+                 for arm in design.arm_names)
+
+
+def pool_check(design: Design, runs: dict[str, pd.DataFrame], files: dict[str, str],
+               pool: pd.DataFrame | None, pool_file: str):
+    """Both arms ranked the same candidates for every query, and nothing outside them."""
+    from .retrieval import check_pools
+    baseline, variant = ranked_runs(design, runs, files)
+    return check_pools(baseline, variant, pool=pool, pool_kind=design.retrieval.pool.kind,
+                       pool_file=pool_file, arms=design.arm_names)
+
+
+@dataclass(frozen=True)
+class CoverageCheck:
+    passed: bool
+    sentence: str
+    coverage: float
+    threshold: float | None
+    table: pd.DataFrame
+
+
+def coverage_check(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame) -> CoverageCheck:
+    """Share of the suite's queries whose labels hold at least one positive, per arm and
+    label source, against the design's ``retrieval.min_coverage``.
+
+    Queries without a positive cannot score recall or nDCG: the zero-positive policy decides
+    what happens to them, and this check refuses a readout that would measure too little.
+    """
+    from .retrieval import compare_retrieval
+    result = compare_retrieval(runs[design.arms.baseline], runs[design.arms.variant], qrels,
+                               settings=retrieval_settings(design), resamples=1000)
+    rows = pd.DataFrame([c.to_dict() for c in result.coverage])
+    rows["coverage"] = rows["with_positives"] / rows["queries_total"].where(rows["queries_total"] > 0)
+    worst = float(rows["coverage"].min()) if len(rows) else 0.0
+    threshold = design.retrieval.min_coverage
+    table = rows[["arm", "source", "policy", "queries_total", "with_positives", "without_positives",
+                  "excluded", "zero_filled", "separate", "in_qrels_not_in_run", "in_run_not_in_qrels",
+                  "coverage"]]
+    if threshold is None:
+        return CoverageCheck(True, f"{worst:.1%} of queries have a positive label (no minimum set in "
+                                   "the design)", worst, None, table)
+    if worst < threshold:
+        low = rows.loc[rows["coverage"].idxmin()]
+        return CoverageCheck(False, f"only {worst:.1%} of queries have a positive label ({low['source']} "
+                                    f"labels, arm {low['arm']}), below the design's minimum "
+                                    f"{threshold:.1%}; label more queries or lower retrieval.min_coverage "
+                                    "in a new design", worst, threshold, table)
+    return CoverageCheck(True, f"{worst:.1%} of queries have a positive label (minimum {threshold:.1%})",
+                         worst, threshold, table)
+
+
+def retrieval_settings(design: Design):
+    from .retrieval import RetrievalSettings
+    block = design.retrieval
+    return RetrievalSettings(k=block.k, metrics=block.metrics, zero_positive=block.zero_positive,
+                             pool_kind=block.pool.kind)
+
+
+# ----------------------------------------------------------------------------------------
+# Scoring: one pass/fail (or score) per golden per arm, paired by golden
+# ----------------------------------------------------------------------------------------
+
+def score_items(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame],
+                judge, files: dict[str, str] | None = None) -> ItemScores:
+    """Per-golden scores of both arms: judge verdicts (pass_rate), correctness (accuracy),
+    or, for a retrieval primary, the goldens only (retrieval is scored per query later)."""
+    files = files or {}
+    if design.primary == "pass_rate":
+        return judged_scores(design, goldens, runs, judge, files)
+    if design.primary == "accuracy":
+        return classified_scores(design, goldens, runs, files)
+    return ItemScores(frame=_paired_base(design, goldens), judge_id=None)
+
+
+def classified_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame],
+                      files: dict[str, str]) -> ItemScores:
+    """Correct = normalised ``predicted == ideal`` (langchef_core.classification)."""
+    from .classification import classification_outcomes
+    paired = _paired_base(design, goldens)
+    for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
+        outcome = classification_outcomes(goldens, runs[arm], run_file=files.get(arm, arm)).set_index("example_id")
+        paired[f"{role}_pass"] = paired["example_id"].map(outcome["correct"]).astype(bool)
+        paired[f"{role}_output"] = paired["example_id"].map(outcome["predicted"])
+        paired[f"{role}_criterion"] = None
+        _attach_costs(paired, runs[arm], role)
+    return ItemScores(frame=paired, judge_id=None)
+
+
+def _paired_base(design: Design, goldens: pd.DataFrame) -> pd.DataFrame:
+    base = goldens.sort_values("example_id", kind="stable").reset_index(drop=True)
+    keep = [c for c in ("example_id", "input", "ideal", *goldens_columns(design)) if c in base.columns]
+    return base[list(dict.fromkeys(keep))].copy()
+
+
+def _attach_costs(paired: pd.DataFrame, run: pd.DataFrame, role: str) -> None:
+    answers = run.set_index("example_id")
+    for column in ("latency_ms", "cost_usd"):
+        if column in answers.columns:
+            paired[f"{role}_{column}"] = paired["example_id"].map(answers[column])
+
+
+# ----------------------------------------------------------------------------------------
+# Comparisons
+# ----------------------------------------------------------------------------------------
+
+def _statistics(design: Design) -> dict:
+    return dict(alpha=design.alpha, power=design.power, resamples=design.bootstrap.resamples,
+                seed=design.bootstrap.seed)
+
+
+def _clusters(design: Design, frame: pd.DataFrame):
+    return None if design.cluster is None else frame[design.cluster].astype(str).to_numpy()
+
+
+def criterion_attribution(design: Design, scores: ItemScores):
+    """Which judge criterion moved (judged designs only; None otherwise)."""
+    from .attribution import attribute
+    if design.primary != "pass_rate":
+        return None
+    frame = scores.frame
+    return attribute(frame[f"{BASELINE}_pass"].to_numpy(bool), list(frame[f"{BASELINE}_criterion"]),
+                     frame[f"{VARIANT}_pass"].to_numpy(bool), list(frame[f"{VARIANT}_criterion"]),
+                     criteria=list(design.criteria), clusters=_clusters(design, frame),
+                     **_statistics(design))
+
+
+def retrieval_comparison(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame | None,
+                         pool: pd.DataFrame | None, goldens: pd.DataFrame):
+    """Per-query paired comparison of every design retrieval metric (None without retrieval)."""
+    from .retrieval import compare_retrieval
+    if design.retrieval is None or qrels is None:
+        return None
+    clusters = None
+    if design.cluster is not None:
+        clusters = dict(zip(goldens["example_id"].astype(str), goldens[design.cluster].astype(str)))
+    return compare_retrieval(runs[design.arms.baseline], runs[design.arms.variant], qrels,
+                             settings=retrieval_settings(design), pool=pool, clusters=clusters,
+                             **_statistics(design))
+
+
+def primary_result(design: Design, scores: ItemScores, retrieval) -> BinaryComparison | ContinuousComparison:
+    """The comparison of the design's primary metric: pass rate, accuracy or a retrieval metric."""
+    if design.primary in ("pass_rate", "accuracy"):
+        return primary_comparison(design, scores)
+    chosen = retrieval.get(design.primary)
+    if chosen.comparison is None:
+        raise InputError(f"the primary metric {design.primary} could not be compared: {chosen.skipped}")
+    # The retrieval comparison knows no margin: read its interval against the design's.
+    return dataclasses.replace(chosen.comparison, margin=design.margin,
+                               noninferiority=noninferiority_from_interval(
+                                   chosen.comparison.low, chosen.comparison.high, design.margin))
+
+
+# ----------------------------------------------------------------------------------------
+# The readout document
+# ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Evidence:
+    """Everything computed for one experiment, as the pipeline hands it to the readout."""
+
+    state: DesignState
+    tables: tuple[TableLoad, ...]        # every input table that was read (for fingerprints)
+    runs: dict[str, pd.DataFrame]
+    scores: ItemScores
+    primary: BinaryComparison | ContinuousComparison
+    attribution: object | None = None
+    retrieval: object | None = None
+    slices: dict | None = None
+    guardrails: tuple = ()
+    judge: dict = field(default_factory=dict)
+    extra_warnings: tuple = ()           # (code, sentence) pairs from other stages
+
+
+def inputs_fingerprint(tables) -> tuple[str, dict]:
+    """SHA-256 over the input files' hashes (by workspace-relative name), and the per-file table."""
+    files = {load.label: {"sha256": load.sha256, "rows": int(len(load.frame))}
+             for load in tables if load.frame is not None and load.sha256}
+    text = json.dumps({label: entry["sha256"] for label, entry in files.items()}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest(), dict(sorted(files.items()))
+
+
+def readout_document(evidence: Evidence, looks) -> dict:
+    """Assemble the readout (ARCHITECTURE §7) from the evidence and the ledger's look count."""
+    from . import gates as rules
+    from .approval import format_utc
+    from .readout import ReadoutParts, Warning_, assemble_readout
+    design, approval = evidence.state.design, evidence.state.approval
+    inputs_sha256, files = inputs_fingerprint(evidence.tables)
+    labels = {arm: load.label for load in evidence.tables for arm in evidence.runs
+              if load.label.startswith(f"runs/{design.experiment}/{arm}.")}
+    traffic = rules.approved_before_traffic(approval, evidence.runs, files=labels, design=design)
+    warnings = []
+    if approval is not None and approval.underpowered:
+        warnings.append(Warning_("underpowered", rules.underpowered_warning(approval)))
+    for sentence in traffic.warnings:
+        warnings.append(Warning_("traffic_unverified", sentence))
+    if looks.warning:
+        warnings.append(Warning_("repeated_look", looks.warning))
+    if evidence.retrieval is not None:
+        for sentence in evidence.retrieval.warnings:
+            code = "label_source_mix" if "source" in sentence else "retrieval"
+            warnings.append(Warning_(code, sentence))
+    warnings += [Warning_(code, sentence) for code, sentence in evidence.extra_warnings]
+    attribution = evidence.attribution.to_dict() if evidence.attribution is not None else None
+    flips = flipped_goldens(evidence.scores) if design.primary in ("pass_rate", "accuracy") else {}
+    return assemble_readout(ReadoutParts(
+        design=design, design_sha256=design.sha256,
+        approved_by=approval.approved_by if approval else None,
+        approved_at=format_utc(approval.approved_at) if approval else None,
+        inputs=files, inputs_sha256=inputs_sha256, primary=evidence.primary.to_dict(),
+        criteria=attribution["criteria"] if attribution else [],
+        unattributed=attribution["unattributed"] if attribution else None,
+        retrieval=evidence.retrieval.to_dict() if evidence.retrieval is not None else None,
+        classification=classification_section(design, evidence.scores),
+        slices=evidence.slices, guardrails=list(evidence.guardrails), judge=evidence.judge,
+        traffic={"verified": not traffic.warnings and traffic.passed, "sentence": traffic.sentence},
+        looks=looks.to_dict(), warnings=warnings,
+        broke=flips.get("broke", []), fixed=flips.get("fixed", [])))
+
+
+def classification_section(design: Design, scores: ItemScores) -> dict | None:
+    """Per-class counts for accuracy designs (the comparison itself is the primary)."""
+    if design.primary != "accuracy":
+        return None
+    from .classification import NORMALIZATION, compare_classification
+    frame = scores.frame
+    result = compare_classification(frame["ideal"], frame[f"{BASELINE}_output"], frame[f"{VARIANT}_output"],
+                                    resamples=1000, seed=design.bootstrap.seed)
+    return {"classes": [item.to_dict() for item in result.classes], "normalization": NORMALIZATION}

@@ -1,0 +1,327 @@
+"""Practical cost of a change: paired latency and cost differences, and the design's guardrails.
+
+A quality gain may not be worth twice the latency. When runs carry ``latency_ms`` or
+``cost_usd``, both arms answered the same goldens, so the comparison is paired: each
+bootstrap resample draws goldens (or whole clusters) with replacement and applies the *same*
+draw to both arms, then takes each arm's statistic — mean, median (p50) or 95th percentile
+(p95) — and their difference. A percentile is a property of a distribution, not of a pair,
+so the paired quantity is the difference of the arms' percentiles, not a percentile of the
+per-golden differences. Each statistic is reported absolutely (variant − baseline) and
+relatively ((variant / baseline) − 1), both with 1 − alpha percentile intervals.
+
+A guardrail such as "p95 latency may not rise by more than 10%" reads the relative interval
+against its allowed increase m, in the words of non-inferiority: **held** when the whole
+interval lies below m, **failed** when it lies wholly above, **unresolved** otherwise. A
+failed guardrail fails the gate.
+
+Percentiles use the linear interpolation of Hyndman & Fan (1996) type 7 (numpy's default).
+Inside the bootstrap a resample is a count per golden, and a percentile of the expanded
+sample is read from cumulative counts over the values sorted once, so a resample costs O(n)
+and memory is bounded by processing resamples in blocks.
+
+References: Hyndman & Fan (1996), "Sample quantiles in statistical packages", The American
+Statistician 50:361-365; Efron & Tibshirani (1993), An Introduction to the Bootstrap, ch. 13;
+Davison & Hinkley (1997), §3.8 (clusters).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import (as_cluster_codes, as_finite, as_rng, check_alpha, check_resamples,
+                          check_same_length)
+from .comparison import FAILED, HELD, UNRESOLVED, Record
+from .slices import json_ready, resampled_counts
+
+STATISTICS = ("mean", "p50", "p95")
+COST_METRICS = ("latency_ms", "cost_usd")
+_QUANTILES = {"p50": 0.50, "p95": 0.95}
+
+
+@dataclass(frozen=True)
+class CostStatistic(Record):
+    """One statistic of one practical cost, both arms, with absolute and relative intervals."""
+
+    statistic: str                 # "mean" | "p50" | "p95"
+    baseline: float
+    variant: float
+    difference: float              # variant − baseline, in the metric's unit
+    low: float
+    high: float
+    relative: float | None         # variant / baseline − 1; None when the baseline is 0
+    relative_low: float | None
+    relative_high: float | None
+
+
+@dataclass(frozen=True)
+class CostComparison(Record):
+    """Paired comparison of one practical cost (``latency_ms`` or ``cost_usd``)."""
+
+    metric: str
+    n: int
+    n_clusters: int | None
+    alpha: float
+    resamples: int
+    seed: int | None
+    statistics: tuple[CostStatistic, ...]
+
+    def statistic(self, name: str) -> CostStatistic:
+        for item in self.statistics:
+            if item.statistic == name:
+                return item
+        raise KeyError(f"no statistic {name!r}; available: {list(STATISTICS)}")
+
+    def to_dict(self) -> dict:
+        return json_ready(super().to_dict())
+
+
+@dataclass(frozen=True)
+class GuardrailResult(Record):
+    """One declared guardrail read against its relative interval."""
+
+    metric: str
+    statistic: str
+    max_increase: float
+    relative: float | None
+    relative_low: float | None
+    relative_high: float | None
+    status: str                    # "held" | "failed" | "unresolved"
+    message: str
+
+
+@dataclass(frozen=True)
+class GuardrailCheck(Record):
+    """All declared guardrails; ``passed`` is False when any of them failed."""
+
+    results: tuple[GuardrailResult, ...]
+    passed: bool
+    gate_reasons: tuple[str, ...]  # one sentence per failed guardrail
+    warnings: tuple[str, ...]      # one sentence per unresolved guardrail
+
+    def to_dict(self) -> dict:
+        return json_ready(super().to_dict())
+
+
+def compare_cost(baseline, variant, *, metric: str, clusters=None, alpha: float = 0.05,
+                 resamples: int = 10_000, seed: int | np.random.Generator = 0) -> CostComparison:
+    """Paired bootstrap of the variant − baseline mean, p50 and p95 of a practical cost.
+
+    ``baseline`` and ``variant`` hold the cost (e.g. ``latency_ms``) of each golden under
+    each arm, in the same order; values must be finite and non-negative. With ``clusters``
+    whole clusters are drawn, and a resample's goldens are every golden of the drawn
+    clusters. Both arms always use the same draw. For statistic s the interval is the
+    alpha/2 and 1 − alpha/2 quantiles over resamples of s(variant*) − s(baseline*), and of
+    s(variant*) / s(baseline*) − 1 (+∞ when a resampled baseline is 0 and the variant not).
+    """
+    metric = _check_metric_name(metric)
+    alpha, resamples, rng = check_alpha(alpha), check_resamples(resamples), as_rng(seed)
+    before = _as_costs(baseline, f"baseline {metric}")
+    after = _as_costs(variant, f"variant {metric}")
+    check_same_length(before, after)
+    codes = as_cluster_codes(clusters, before.size)
+    if codes is None:
+        order = np.lexsort((after, before))  # canonical golden order: ignores row order
+        units = np.arange(before.size)
+    else:
+        order = np.lexsort((after, before, codes))
+        units = codes[order]
+    before, after = before[order], after[order]
+    unit_count = int(units.max()) + 1
+
+    arms = [_SortedArm(before, units, unit_count), _SortedArm(after, units, unit_count)]
+    ones = np.ones((1, unit_count), dtype=np.int32)
+    points = [arm.statistics(ones, ones.astype(float)) for arm in arms]
+    draws = {name: np.empty((resamples, 2)) for name in STATISTICS}
+    multiplicity = np.ones(unit_count, dtype=np.int64)
+    width = 3 * math.ceil(before.size / unit_count)  # a row touches every golden of both arms
+    for rows, counts in resampled_counts(multiplicity, resamples, rng, columns_per_row=width):
+        drawn = counts.astype(float)
+        counts = counts.astype(np.int32)  # half the memory traffic of int64 in the hot loop
+        for side, arm in enumerate(arms):
+            for name, values in arm.statistics(counts, drawn).items():
+                draws[name][rows, side] = values
+    summaries = tuple(_summary(name, points[0][name][0], points[1][name][0], draws[name], alpha)
+                      for name in STATISTICS)
+    return CostComparison(metric=metric, n=int(before.size),
+                          n_clusters=None if codes is None else unit_count, alpha=alpha,
+                          resamples=resamples,
+                          seed=None if isinstance(seed, np.random.Generator) else int(seed),
+                          statistics=summaries)
+
+
+def guardrail_from_interval(relative_low: float | None, relative_high: float | None,
+                            max_increase: float) -> str:
+    """Held when the whole relative interval is below the allowed increase, failed when the
+    whole interval is above it, unresolved otherwise (or when no relative change exists)."""
+    if relative_low is None or relative_high is None:
+        return UNRESOLVED
+    if relative_high < max_increase:
+        return HELD
+    if relative_low > max_increase:
+        return FAILED
+    return UNRESOLVED
+
+
+def check_guardrails(guardrails, costs: Mapping[str, CostComparison]) -> GuardrailCheck:
+    """Read each declared guardrail against the matching cost comparison.
+
+    ``guardrails`` is the design's list of ``{metric, statistic, max_increase}`` (the allowed
+    relative increase of the variant over the baseline, 0.10 for 10%); ``costs`` maps each
+    metric to its ``compare_cost`` result. A guardrail on a metric the runs do not carry is
+    an error: a pre-registered check cannot be silently skipped.
+    """
+    declared = _check_guardrails(guardrails)
+    if not isinstance(costs, Mapping):
+        raise ValueError("costs must map each metric name to its compare_cost result")
+    results = []
+    for metric, statistic, max_increase in declared:
+        if metric not in costs:
+            raise ValueError(f"the design sets a guardrail on {metric!r}, but the runs carry no "
+                             f"{metric} (compared: {sorted(costs)}); record {metric} for every "
+                             "golden in both arms or remove the guardrail")
+        measured = costs[metric].statistic(statistic)
+        status = guardrail_from_interval(measured.relative_low, measured.relative_high,
+                                         max_increase)
+        results.append(GuardrailResult(
+            metric=metric, statistic=statistic, max_increase=max_increase,
+            relative=measured.relative, relative_low=measured.relative_low,
+            relative_high=measured.relative_high, status=status,
+            message=_guardrail_message(metric, statistic, max_increase, measured, status)))
+    return GuardrailCheck(
+        results=tuple(results), passed=all(result.status != FAILED for result in results),
+        gate_reasons=tuple(result.message for result in results if result.status == FAILED),
+        warnings=tuple(result.message for result in results if result.status == UNRESOLVED))
+
+
+class _SortedArm:
+    """One arm's values sorted once, with the resampling unit of each sorted value."""
+
+    def __init__(self, values: np.ndarray, units: np.ndarray, unit_count: int):
+        order = np.argsort(values, kind="stable")
+        self.values = values[order]
+        self.units = units[order]
+        # Per-unit totals and sizes, summed in sorted order so no sum depends on input order.
+        self.unit_totals = np.bincount(self.units, weights=self.values, minlength=unit_count)
+        self.unit_sizes = np.bincount(self.units, minlength=unit_count).astype(float)
+
+    def statistics(self, unit_counts: np.ndarray, drawn: np.ndarray) -> dict[str, np.ndarray]:
+        """Mean, p50 and p95 of every resample in ``unit_counts`` (rows × units, int32;
+        ``drawn`` is the same as floats, converted once for both arms)."""
+        result = {"mean": (drawn @ self.unit_totals) / (drawn @ self.unit_sizes)}
+        cumulative = np.cumsum(np.take(unit_counts, self.units, axis=1), axis=1, dtype=np.int32)
+        total = cumulative[:, -1].astype(np.int64)
+        for name, q in _QUANTILES.items():
+            result[name] = self._quantile(cumulative, total, q)
+        return result
+
+    def _quantile(self, cumulative: np.ndarray, total: np.ndarray, q: float) -> np.ndarray:
+        """Type-7 quantile of the sample in which sorted value i appears weights[i] times.
+
+        The k-th smallest element (0-based) of that sample is value j, the first whose
+        cumulative count exceeds k; j is the number of cumulative counts that are ≤ k.
+        """
+        position = (total - 1) * q
+        below = np.floor(position)
+        fraction = position - below
+        above = np.minimum(below + 1, total - 1)
+        low = self.values[np.count_nonzero(cumulative <= below.astype(np.int32)[:, None], axis=1)]
+        high = self.values[np.count_nonzero(cumulative <= above.astype(np.int32)[:, None], axis=1)]
+        # numpy's own lerp, so a resample equal to the data gives np.quantile's value exactly
+        return np.where(fraction >= 0.5, high - (high - low) * (1 - fraction),
+                        low + (high - low) * fraction)
+
+
+def _summary(name, baseline, variant, draws, alpha) -> CostStatistic:
+    differences = draws[:, 1] - draws[:, 0]
+    low, high = np.quantile(differences, [alpha / 2, 1 - alpha / 2])
+    relative = relative_low = relative_high = None
+    if baseline > 0:
+        relative = float(variant / baseline - 1)
+        ratios = _relative_changes(draws[:, 0], draws[:, 1])
+        bounds = np.quantile(ratios, [alpha / 2, 1 - alpha / 2])
+        # Interpolating between two infinite resamples gives NaN where the answer is +∞.
+        relative_low, relative_high = (float(np.inf) if np.isnan(bound) else float(bound)
+                                       for bound in bounds)
+    return CostStatistic(statistic=name, baseline=float(baseline), variant=float(variant),
+                         difference=float(variant - baseline), low=float(low), high=float(high),
+                         relative=relative, relative_low=relative_low, relative_high=relative_high)
+
+
+def _relative_changes(baseline: np.ndarray, variant: np.ndarray) -> np.ndarray:
+    """variant / baseline − 1; 0 when both are 0, +∞ when only the baseline is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = variant / baseline - 1
+    ratios[(baseline == 0) & (variant == 0)] = 0.0
+    ratios[(baseline == 0) & (variant > 0)] = np.inf
+    return ratios
+
+
+def _guardrail_message(metric, statistic, max_increase, measured: CostStatistic, status) -> str:
+    allowed = f"{max_increase:+.1%}"
+    if measured.relative is None:
+        return (f"{statistic} {metric} guardrail unresolved: the baseline {statistic} is 0, so "
+                f"a relative increase (allowed {allowed}) is undefined")
+    change = (f"{statistic} {metric} changed {measured.relative:+.1%} (interval "
+              f"{measured.relative_low:+.1%} to {measured.relative_high:+.1%}; "
+              f"{measured.baseline:.4g} → {measured.variant:.4g})")
+    if status == HELD:
+        return f"{statistic} {metric} guardrail held: {change}, wholly below the allowed {allowed}"
+    if status == FAILED:
+        return (f"{statistic} {metric} guardrail failed: {change}, wholly above the allowed "
+                f"{allowed}; the gate fails")
+    return (f"{statistic} {metric} guardrail unresolved: {change}, the interval straddles the "
+            f"allowed {allowed}; more goldens would settle it")
+
+
+def _as_costs(values, name: str) -> np.ndarray:
+    array = as_finite(values, name)
+    if (array < 0).any():
+        position = int(np.flatnonzero(array < 0)[0])
+        raise ValueError(f"{name} must be non-negative, got {array[position]} at position "
+                         f"{position}")
+    return array
+
+
+def _check_metric_name(metric) -> str:
+    if not isinstance(metric, str) or not metric.strip():
+        raise ValueError(f"metric must name the cost column, e.g. 'latency_ms', got {metric!r}")
+    return metric
+
+
+def _check_guardrails(guardrails) -> list[tuple[str, str, float]]:
+    if guardrails is None:
+        return []
+    if isinstance(guardrails, (str, bytes, Mapping)):
+        raise ValueError("guardrails must be a list of {metric, statistic, max_increase} entries")
+    declared, seen = [], set()
+    for position, entry in enumerate(guardrails):
+        if not isinstance(entry, Mapping):
+            raise ValueError(f"guardrail {position} must be a mapping with metric, statistic and "
+                             f"max_increase, got {entry!r}")
+        unknown = sorted(set(entry) - {"metric", "statistic", "max_increase"})
+        if unknown:
+            raise ValueError(f"guardrail {position} has unknown field {unknown[0]!r}; use "
+                             "metric, statistic and max_increase")
+        metric, statistic = entry.get("metric"), entry.get("statistic")
+        max_increase = entry.get("max_increase")
+        if metric not in COST_METRICS:
+            raise ValueError(f"guardrail {position}: metric must be one of {list(COST_METRICS)}, "
+                             f"got {metric!r}")
+        if statistic not in STATISTICS:
+            raise ValueError(f"guardrail {position}: statistic must be one of {list(STATISTICS)}, "
+                             f"got {statistic!r}")
+        if isinstance(max_increase, bool) or not isinstance(max_increase, numbers.Real) or \
+                not math.isfinite(max_increase) or max_increase < 0:
+            raise ValueError(f"guardrail {position}: max_increase must be a non-negative relative "
+                             f"increase (0.10 for 10%), got {max_increase!r}")
+        if (metric, statistic) in seen:
+            raise ValueError(f"guardrail {position}: {statistic} {metric} is guarded twice; keep "
+                             "one limit per statistic")
+        seen.add((metric, statistic))
+        declared.append((metric, statistic, float(max_increase)))
+    return declared

@@ -1,0 +1,371 @@
+"""Reading retrieval inputs (runs, qrels, pools) into validated tables, with one clear error each.
+
+Every rejected input raises ``InputError`` naming the file, the column and the row a person
+would open. Rows are the 1-based data rows of the file: frames read by
+``langchef_core.tables.read_table`` carry them as their index (named ``row``); for any
+other frame the row is its position + 1.
+
+Ids (query ids, doc ids, example ids) are compared as strings. Whole numbers are accepted
+and written in decimal (``17`` and ``"17"`` are the same id) because JSON and CSV writers
+disagree on quoting them; a missing, empty, boolean or fractional id is refused.
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+
+RUN_COLUMNS = ("query_id", "doc_id", "rank")
+ARM_COLUMNS = ("example_id", "retrieved")
+QRELS_COLUMNS = ("query_id", "doc_id", "relevant")
+POOL_COLUMNS = ("query_id", "doc_id")
+SOURCES = ("human", "click", "teacher")
+UNLABELLED = "unlabelled"  # the source of judgements given without a source column
+
+
+@dataclass(frozen=True, eq=False)
+class RankedRun:
+    """One arm's retrieval run after validation.
+
+    ``entries`` has ``query_id``, ``doc_id`` (strings) and ``rank`` (int64 ≥ 1, unique per
+    query), indexed by the source row; ``queries`` lists every query the run answered, sorted,
+    including those whose list is empty; ``candidates`` (``query_id``, ``doc_id``) is the pool
+    the arm says it ranked, when its file carries a ``candidates`` column.
+    """
+
+    entries: pd.DataFrame
+    queries: np.ndarray
+    candidates: pd.DataFrame | None
+    file: str
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, *, file: str = "run",
+                   goldens: Iterable[str] | None = None) -> "RankedRun":
+        """A long run (``query_id, doc_id, rank``) or an arm run (``example_id, retrieved``)."""
+        _check_frame(frame, file)
+        if "retrieved" in frame.columns or "example_id" in frame.columns:
+            entries, queries = _arm_entries(frame, file)
+            query_column = "example_id"
+        else:
+            entries = long_run(frame, file=file)
+            queries = np.sort(entries["query_id"].unique().astype(object))
+            query_column = "query_id"
+        if goldens is not None:
+            _check_goldens(entries, queries, frame, query_column, goldens, file)
+        candidates = arm_candidates(frame, file=file) if "candidates" in frame.columns else None
+        return cls(entries, queries, candidates, file)
+
+
+@dataclass(frozen=True, eq=False)
+class Judgements:
+    """Qrels after validation: ``query_id``, ``doc_id``, ``relevant`` (0/1), ``source``."""
+
+    table: pd.DataFrame
+    file: str
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, *, file: str = "qrels",
+                   require_source: bool = False) -> "Judgements":
+        return cls(qrels_table(frame, file=file, require_source=require_source), file)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        present = set(self.table["source"].unique())
+        # Provenance order (human, click, teacher), not alphabetical: the strongest labels first.
+        return tuple(s for s in SOURCES + (UNLABELLED,) if s in present)
+
+    @property
+    def queries(self) -> np.ndarray:
+        return np.sort(self.table["query_id"].unique().astype(object))
+
+    def positives(self, source: str | None = None) -> pd.DataFrame:
+        """Relevant (query, doc) pairs, of one source or of all; a pair judged twice counts once."""
+        table = self.table
+        if source is not None:
+            table = table[table["source"] == source]
+        relevant = table.loc[table["relevant"] == 1, ["query_id", "doc_id"]]
+        return relevant.drop_duplicates(ignore_index=True)
+
+
+def long_run(frame: pd.DataFrame, *, file: str = "run") -> pd.DataFrame:
+    """Validate a long run: one row per (query, doc) with its rank; ties in rank are refused."""
+    _check_frame(frame, file)
+    _require(frame, RUN_COLUMNS, file, hint="a run needs query_id, doc_id and rank (starting at 1)")
+    table = pd.DataFrame({"query_id": canonical_ids(frame, "query_id", file),
+                          "doc_id": canonical_ids(frame, "doc_id", file),
+                          "rank": whole_ranks(frame, "rank", file)}, index=data_rows(frame))
+    tied = table.duplicated(["query_id", "rank"]).to_numpy()
+    if tied.any():
+        position = int(np.flatnonzero(tied)[0])
+        raise InputError(f"query {table['query_id'].iloc[position]!r} has rank "
+                         f"{int(table['rank'].iloc[position])} twice (a tie in rank)", file=file,
+                         column="rank", row=row_of(frame, position),
+                         hint="give each document of a query its own rank")
+    return table
+
+
+def arm_run_to_long(frame: pd.DataFrame, *, file: str = "run",
+                    goldens: Iterable[str] | None = None) -> pd.DataFrame:
+    """An arm run file (one row per example with a ranked ``retrieved`` list) as a long run.
+
+    Returns ``query_id`` (= example_id), ``doc_id`` and ``rank`` (1 for the first item of the
+    list), indexed by the row of the arm file each entry came from.
+    """
+    return RankedRun.from_frame(frame, file=file, goldens=goldens).entries
+
+
+def arm_candidates(frame: pd.DataFrame, *, file: str = "run") -> pd.DataFrame:
+    """The ``candidates`` column of an arm run (the pool the arm ranked) as (query_id, doc_id)."""
+    _check_frame(frame, file)
+    _require(frame, ("example_id", "candidates"), file)
+    queries = canonical_ids(frame, "example_id", file)
+    return _explode(frame, queries, "candidates", file).drop(columns="rank")
+
+
+def candidate_pool(frame: pd.DataFrame, *, file: str = "pools") -> pd.DataFrame:
+    """Validate a pool file: one row per (query, candidate doc), no repeats."""
+    _check_frame(frame, file)
+    _require(frame, POOL_COLUMNS, file, hint="a pool lists query_id and doc_id per candidate")
+    table = pd.DataFrame({"query_id": canonical_ids(frame, "query_id", file),
+                          "doc_id": canonical_ids(frame, "doc_id", file)}, index=data_rows(frame))
+    _refuse_repeats(table, frame, ["query_id", "doc_id"], file, "doc_id",
+                    "lists the same candidate twice", "list each candidate once per query")
+    return table
+
+
+def qrels_table(frame: pd.DataFrame, *, file: str = "qrels",
+                require_source: bool = False) -> pd.DataFrame:
+    """Validate qrels: relevance in {0, 1}, source in human|click|teacher, no repeated judgement."""
+    _check_frame(frame, file)
+    _require(frame, QRELS_COLUMNS + (("source",) if require_source else ()), file,
+             hint="qrels need query_id, doc_id, relevant (0/1) and source (human|click|teacher)")
+    table = pd.DataFrame({"query_id": canonical_ids(frame, "query_id", file),
+                          "doc_id": canonical_ids(frame, "doc_id", file),
+                          "relevant": binary_relevance(frame, "relevant", file)},
+                         index=data_rows(frame))
+    table["source"] = label_sources(frame, "source", file) if "source" in frame.columns else UNLABELLED
+    _refuse_repeats(table, frame, ["query_id", "doc_id", "source"], file, "doc_id",
+                    "judges the same (query, doc) twice for one source",
+                    "keep one judgement per query, document and source")
+    return table
+
+
+def canonical_ids(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
+    """Ids as an object array of strings; whole numbers written in decimal; missing, empty,
+    boolean or fractional ids refused."""
+    series = frame[column]
+    _refuse_missing(series, frame, column, file, "id")
+    kind = series.dtype.kind
+    if kind == "b":
+        raise InputError("ids must be strings or whole numbers, got a boolean", file=file,
+                         column=column, row=row_of(frame, 0))
+    if kind == "f":
+        values = series.to_numpy(float)
+        fractional = values != np.floor(values)
+        if fractional.any():
+            position = int(np.flatnonzero(fractional)[0])
+            raise InputError(f"id {values[position]!r} is not a string or a whole number", file=file,
+                             column=column, row=row_of(frame, position), hint="write ids as strings")
+        series = series.astype(np.int64)
+    if series.dtype.kind in "iu":
+        return series.astype(str).to_numpy(dtype=object)
+    if kind == "O":
+        return np.array([_one_id(value, frame, column, file, position)
+                         for position, value in enumerate(series.tolist())], dtype=object)
+    ids = series.astype(str)
+    empty = (ids.str.len() == 0).to_numpy()
+    if empty.any():
+        raise InputError("empty id", file=file, column=column,
+                         row=row_of(frame, int(np.flatnonzero(empty)[0])), hint="give every row an id")
+    return ids.to_numpy(dtype=object)
+
+
+def whole_ranks(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
+    """Ranks as int64: whole numbers ≥ 1 (``"3"`` from a CSV file is 3; 2.5, 0 and −1 are refused)."""
+    series = frame[column]
+    _refuse_missing(series, frame, column, file, "rank",
+                    hint="every row of a run needs its rank (1 for the top document)")
+    if series.dtype.kind == "b" or (series.dtype.kind == "O" and
+                                    series.map(lambda v: isinstance(v, bool)).any()):
+        position = 0 if series.dtype.kind == "b" else int(np.flatnonzero(
+            series.map(lambda v: isinstance(v, bool)).to_numpy())[0])
+        raise InputError("rank is a boolean, not a whole number", file=file, column=column,
+                         row=row_of(frame, position), hint="write ranks as 1, 2, 3 …")
+    numeric = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = ~np.isfinite(numeric)
+    bad[~bad] = numeric[~bad] != np.floor(numeric[~bad])
+    if bad.any():
+        position = int(np.flatnonzero(bad)[0])
+        raise InputError(f"rank {series.iloc[position]!r} is not a whole number", file=file,
+                         column=column, row=row_of(frame, position), hint="write ranks as 1, 2, 3 …")
+    ranks = numeric.astype(np.int64)
+    if (ranks < 1).any():
+        position = int(np.flatnonzero(ranks < 1)[0])
+        raise InputError(f"rank {ranks[position]} is not positive", file=file, column=column,
+                         row=row_of(frame, position), hint="ranks start at 1 for the top document")
+    return ranks
+
+
+def binary_relevance(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
+    """Relevance as int8 0/1; accepts 0/1, true/false and "0"/"1"; refuses anything else."""
+    series = frame[column]
+    _refuse_missing(series, frame, column, file, "relevance",
+                    hint="judge every listed document 0 (not relevant) or 1 (relevant)")
+    values = series.tolist()
+    parsed = np.array([_one_relevance(value) for value in values], dtype=np.int8)
+    bad = parsed < 0
+    if bad.any():
+        position = int(np.flatnonzero(bad)[0])
+        raise InputError(f"relevance {values[position]!r} is outside {{0, 1}}", file=file,
+                         column=column, row=row_of(frame, position),
+                         hint="relevance is binary here: 1 relevant, 0 not (graded labels are "
+                              "not supported)")
+    return parsed
+
+
+def label_sources(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
+    """Label provenance, one of human, click, teacher (exact, lower case)."""
+    series = frame[column]
+    _refuse_missing(series, frame, column, file, "source",
+                    hint="say where each label came from: human, click or teacher")
+    known = series.isin(SOURCES).to_numpy()
+    if not known.all():
+        position = int(np.flatnonzero(~known)[0])
+        raise InputError(f"unknown source {series.iloc[position]!r}", file=file, column=column,
+                         row=row_of(frame, position), hint="use human, click or teacher")
+    return series.astype(str).to_numpy(dtype=object)
+
+
+def data_rows(frame: pd.DataFrame) -> pd.Index:
+    """The 1-based data rows of a frame (its index when read by ``read_table``)."""
+    if frame.index.name == "row":
+        return pd.Index(frame.index.to_numpy(np.int64), name="row")
+    return pd.RangeIndex(1, len(frame) + 1, name="row")
+
+
+def row_of(frame: pd.DataFrame, position: int) -> int:
+    """The 1-based data row of a frame's position, as a person would count it in the file."""
+    if frame.index.name == "row":
+        return int(frame.index[position])
+    return int(position) + 1
+
+
+def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame, np.ndarray]:
+    _require(frame, ARM_COLUMNS, file,
+             hint="an arm run has one row per example: example_id and its ranked retrieved list")
+    queries = canonical_ids(frame, "example_id", file)
+    _refuse_repeats(pd.DataFrame({"example_id": queries}), frame, ["example_id"], file,
+                    "example_id", "the same example appears twice", "keep one row per example")
+    return _explode(frame, queries, "retrieved", file), np.sort(queries)
+
+
+def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -> pd.DataFrame:
+    """One row per list item: (query_id, doc_id, rank = position in the list), by source row."""
+    lists = frame[column].tolist()
+    for position, items in enumerate(lists):
+        if not isinstance(items, (list, tuple, np.ndarray)):
+            raise InputError(f"{column} must be a list of doc ids, got {_describe(items)}", file=file,
+                             column=column, row=row_of(frame, position),
+                             hint="write [] when nothing was retrieved")
+    lengths = np.fromiter((len(items) for items in lists), dtype=np.int64, count=len(lists))
+    rows = np.repeat(np.arange(len(lists)), lengths)
+    docs = list(itertools.chain.from_iterable(lists))
+    for at, doc in enumerate(docs):
+        if not _valid_id(doc):
+            position = int(rows[at])
+            raise InputError(f"item {at - int(lengths[:position].sum()) + 1} of the list is "
+                             f"{_describe(doc)}, not a doc id", file=file, column=column,
+                             row=row_of(frame, position), hint="list doc ids as non-empty strings")
+    starts = np.cumsum(lengths) - lengths
+    return pd.DataFrame(
+        {"query_id": queries[rows],
+         "doc_id": np.array([_id_text(doc) for doc in docs], dtype=object),
+         "rank": np.arange(rows.size, dtype=np.int64) - np.repeat(starts, lengths) + 1},
+        index=pd.Index(data_rows(frame).to_numpy()[rows], name="row"))
+
+
+def _check_goldens(entries, queries, frame, column, goldens, file) -> None:
+    known = pd.Index([_id_text(g) if _valid_id(g) else g for g in goldens])
+    unknown = ~pd.Index(queries).isin(known)
+    if unknown.any():
+        stray = set(np.asarray(queries)[unknown])
+        ids = canonical_ids(frame, column, file)
+        position = int(np.flatnonzero(pd.Index(ids).isin(list(stray)))[0])
+        raise InputError(f"query {ids[position]!r} is not one of the goldens", file=file,
+                         column=column, row=row_of(frame, position),
+                         hint="a run answers the suite's goldens only; remove the row or add the golden")
+
+
+def _check_frame(frame, file: str) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"expected a table (pandas DataFrame), got {type(frame).__name__}", file=file)
+    if frame.empty:
+        raise InputError("the table is empty", file=file, hint="add at least one row")
+
+
+def _require(frame, columns, file: str, hint: str | None = None) -> None:
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise InputError("missing column", file=file, column=missing[0], hint=hint)
+
+
+def _refuse_missing(series, frame, column, file, what, hint=None) -> None:
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise InputError(f"missing {what} (empty or NaN)", file=file, column=column,
+                         row=row_of(frame, int(np.flatnonzero(missing)[0])),
+                         hint=hint or f"give every row a {what}")
+
+
+def _refuse_repeats(table, frame, keys, file, column, what, hint) -> None:
+    repeated = table.duplicated(keys).to_numpy()
+    if repeated.any():
+        position = int(np.flatnonzero(repeated)[0])
+        ids = ", ".join(repr(table[key].iloc[position]) for key in keys)
+        raise InputError(f"{what} ({ids})", file=file, column=column,
+                         row=row_of(frame, position), hint=hint)
+
+
+def _valid_id(value) -> bool:
+    if isinstance(value, str):
+        return value != ""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    return isinstance(value, float) and np.isfinite(value) and value == int(value)
+
+
+def _id_text(value) -> str:
+    return value if isinstance(value, str) else str(int(value))
+
+
+def _one_id(value, frame, column, file, position) -> str:
+    if not _valid_id(value):
+        raise InputError(f"id {_describe(value)} is not a non-empty string or a whole number",
+                         file=file, column=column, row=row_of(frame, position),
+                         hint="write ids as non-empty strings")
+    return _id_text(value)
+
+
+def _one_relevance(value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, str):
+        return {"0": 0, "1": 1}.get(value.strip(), -1)
+    if isinstance(value, numbers.Real) and value in (0, 1):
+        return int(value)
+    return -1
+
+
+def _describe(value) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "missing (null or NaN)"
+    return repr(value)

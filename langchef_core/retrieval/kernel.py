@@ -1,0 +1,242 @@
+"""The vectorised core of retrieval scoring: integer-coded ranked lists in, per-query counts out.
+
+Everything here works on integer codes, never on id strings, so that 10^8 (query, doc, rank)
+entries fit in a few hundred megabytes:
+
+* a run is a set of ranked lists in compressed-row form (``RankedLists``): ``offsets`` marks
+  where each query's list starts in one flat ``docs`` array, in rank order. Ranks are either
+  implicit (the i-th entry of a list has rank i, as in an arm's ``retrieved`` list) or given
+  (strictly increasing within a list; gaps allowed);
+* relevance is looked up by a vectorised join on one int64 key, ``query * D + doc``, against
+  the sorted keys of the positive judgements (``numpy.searchsorted``);
+* per-query reductions are ``numpy.bincount`` over query codes.
+
+Only the first ``min(len, k)`` entries of a list can have rank ≤ k, so the work is
+O(queries · k + positives · log positives) whatever the list lengths, and it is done in
+blocks of whole queries so memory stays bounded at any size. The only Python loop is over
+those blocks, never over queries.
+
+Semantics (binary relevance):
+* a document that appears twice in one list counts once, at its best (smallest) rank; the
+  later copy still occupies its position: positions are the ranks as given, never compacted;
+* a list shorter than k is not padded: precision still divides by k;
+* an entry is relevant when its (query, doc) pair has a positive judgement.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+# Entries per block: about 4 M top-k entries keep each block's temporaries near 100 MB.
+BLOCK_ENTRIES = 1 << 22
+
+
+@dataclass(frozen=True, eq=False)
+class RankedLists:
+    """Ranked lists of document codes, one per query code 0..n_queries−1 (compressed rows).
+
+    ``docs[offsets[q]:offsets[q + 1]]`` is query q's list in rank order. ``ranks`` is None
+    when ranks are the positions 1, 2, 3 …; otherwise it holds each entry's rank, strictly
+    increasing within a list. Build it with ``ranked_lists`` so it is validated.
+    """
+
+    offsets: np.ndarray
+    docs: np.ndarray
+    ranks: np.ndarray | None = None
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.offsets.size - 1)
+
+
+@dataclass(frozen=True, eq=False)
+class QueryCounts:
+    """What every metric at k is computed from, one value per query code.
+
+    ``hits`` counts distinct positives ranked at or above k; ``first_hit`` is the rank of the
+    best-ranked positive within k (0 when none); ``dcg`` is Σ 1/log2(rank + 1) over those
+    positives; ``n_retrieved`` counts list entries with rank ≤ k (a repeated document counts
+    each time it appears, since it occupies a position).
+    """
+
+    k: int
+    n_positive: np.ndarray
+    hits: np.ndarray
+    first_hit: np.ndarray
+    dcg: np.ndarray
+    n_retrieved: np.ndarray
+
+
+def ranked_lists(offsets, docs, ranks=None) -> RankedLists:
+    """Validate and wrap compressed ranked lists (see ``RankedLists``)."""
+    offsets = _integer_array(offsets, "offsets")
+    docs = _integer_array(docs, "docs")
+    if offsets.size == 0 or offsets[0] != 0:
+        raise ValueError("offsets must start at 0 and hold one more value than there are queries")
+    steps = np.diff(offsets)
+    if steps.size and steps.min() < 0:
+        query = int(np.flatnonzero(steps < 0)[0])
+        raise ValueError(f"offsets must not decrease; they do after query code {query}")
+    if offsets[-1] != docs.size:
+        raise ValueError(f"offsets end at {int(offsets[-1])} but there are {docs.size} docs; "
+                         "the last offset must equal the number of entries")
+    if docs.size and docs.min() < 0:
+        raise ValueError(f"doc codes must be non-negative, got {int(docs.min())}")
+    if ranks is not None:
+        ranks = _integer_array(ranks, "ranks")
+        _check_ranks(ranks, offsets, docs.size)
+    return RankedLists(offsets.astype(np.int64, copy=False), docs, ranks)
+
+
+def count_hits(lists: RankedLists, positive_query, positive_doc, *, k: int) -> QueryCounts:
+    """Per-query counts at k for ranked lists against positive judgements (codes).
+
+    ``positive_query``/``positive_doc`` hold one (query code, doc code) pair per relevant
+    judgement; a repeated pair counts once.
+    """
+    k = check_k(k)
+    n_queries = lists.n_queries
+    pq, pd_ = _positive_pairs(positive_query, positive_doc, n_queries)
+    doc_bound = int(max(lists.docs.max(initial=-1), pd_.max(initial=-1))) + 1
+    remap = None
+    if n_queries and doc_bound and n_queries > (np.iinfo(np.int64).max // doc_bound) - 1:
+        # Sparse huge doc ids: key on the index among positive docs instead (always small).
+        remap = _sorted_unique(pd_)
+        pd_ = np.searchsorted(remap, pd_)
+        doc_bound = remap.size + 1
+    positive_keys = _sorted_unique(pq * doc_bound + pd_)
+    n_positive = np.bincount(positive_keys // doc_bound, minlength=n_queries).astype(np.int64)
+
+    hits = np.zeros(n_queries, np.int64)
+    first_hit = np.zeros(n_queries, np.int64)
+    dcg = np.zeros(n_queries, np.float64)
+    n_retrieved = np.zeros(n_queries, np.int64)
+    discount = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
+
+    take = np.minimum(np.diff(lists.offsets), k)
+    for q0, q1 in _blocks(take):
+        block = _block_entries(lists, take, q0, q1)
+        query, rank, doc = block
+        if lists.ranks is not None:
+            within = rank <= k
+            query, rank, doc = query[within], rank[within], doc[within]
+        n_retrieved[q0:q1] = np.bincount(query, minlength=q1 - q0)
+        if remap is not None:
+            doc = _index_in(remap, doc, missing=doc_bound - 1)
+        key = (query.astype(np.int64) + q0) * doc_bound + doc
+        found = _member(positive_keys, key)
+        query, rank, key = query[found], rank[found], key[found]
+        # A document listed twice counts once, at its best rank: a stable sort by key keeps
+        # the copies in (query, rank) order, so the first of each run of equal keys is kept.
+        order = np.argsort(key, kind="stable")
+        repeated = key[order[1:]] == key[order[:-1]]
+        if repeated.any():
+            keep = np.ones(key.size, bool)
+            keep[order[1:][repeated]] = False
+            query, rank = query[keep], rank[keep]
+        hits[q0:q1] = np.bincount(query, minlength=q1 - q0)
+        dcg[q0:q1] = np.bincount(query, weights=discount[rank - 1], minlength=q1 - q0)
+        leading = np.r_[True, query[1:] != query[:-1]] if query.size else np.zeros(0, bool)
+        first_hit[q0 + query[leading]] = rank[leading]
+    return QueryCounts(k, n_positive, hits, first_hit, dcg, n_retrieved)
+
+
+def ideal_dcg(n_positive: np.ndarray, k: int) -> np.ndarray:
+    """Σ_{i=1}^{min(|P|, k)} 1/log2(i + 1): the DCG of a list with every positive on top."""
+    table = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64)))]
+    return table[np.minimum(n_positive, k)]
+
+
+def check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ValueError(f"k must be a whole number of at least 1 (the cut-off rank), got {k!r}")
+    return int(k)
+
+
+def _integer_array(values, name: str) -> np.ndarray:
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if array.dtype.kind not in "iu":
+        if array.size == 0:
+            return array.astype(np.int64)
+        raise ValueError(f"{name} must hold integer codes, got values of type {array.dtype}")
+    return array
+
+
+def _check_ranks(ranks: np.ndarray, offsets: np.ndarray, n_entries: int) -> None:
+    if ranks.size != n_entries:
+        raise ValueError(f"ranks must give one rank per doc: got {ranks.size} for {n_entries} docs")
+    if ranks.size and ranks.min() < 1:
+        entry = int(np.flatnonzero(ranks < 1)[0])
+        raise ValueError(f"ranks start at 1; entry {entry} has rank {int(ranks[entry])}")
+    rising = ranks[1:] > ranks[:-1]
+    # Where a new list starts, the rank may drop back.
+    starts = offsets[1:-1]
+    rising[starts[(starts > 0) & (starts < n_entries)] - 1] = True
+    if not rising.all():
+        entry = int(np.flatnonzero(~rising)[0]) + 1
+        query = int(np.searchsorted(offsets, entry, side="right") - 1)
+        raise ValueError(f"ranks must strictly increase within a list; query code {query} has rank "
+                         f"{int(ranks[entry])} after {int(ranks[entry - 1])} (a tie or unsorted list)")
+
+
+def _positive_pairs(query, doc, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    query = _integer_array(query, "positive_query").astype(np.int64, copy=False)
+    doc = _integer_array(doc, "positive_doc").astype(np.int64, copy=False)
+    if query.size != doc.size:
+        raise ValueError(f"positive_query and positive_doc must be paired, got {query.size} "
+                         f"and {doc.size} values")
+    if query.size and (query.min() < 0 or query.max() >= n_queries):
+        raise ValueError(f"positive query codes must lie in 0..{n_queries - 1}, the queries of the "
+                         "ranked lists; code the run and the judgements with one query index")
+    if doc.size and doc.min() < 0:
+        raise ValueError(f"doc codes must be non-negative, got {int(doc.min())}")
+    return query, doc
+
+
+def _blocks(take: np.ndarray):
+    """Consecutive query ranges holding about BLOCK_ENTRIES entries each (whole queries)."""
+    if take.size == 0:
+        return
+    ends = np.cumsum(take)
+    cuts = np.searchsorted(ends, np.arange(BLOCK_ENTRIES, int(ends[-1]), BLOCK_ENTRIES), side="left")
+    bounds = _sorted_unique(np.r_[0, cuts + 1, take.size])
+    yield from zip(bounds[:-1].tolist(), bounds[1:].tolist())
+
+
+def _block_entries(lists: RankedLists, take: np.ndarray, q0: int, q1: int):
+    """(local query code, rank, doc) of the first take[q] entries of each query in [q0, q1)."""
+    counts = take[q0:q1]
+    total = int(counts.sum())
+    query = np.repeat(np.arange(q1 - q0, dtype=np.int32), counts)
+    before = np.cumsum(counts) - counts
+    position = np.arange(total, dtype=np.int64) - np.repeat(before, counts)
+    index = np.repeat(lists.offsets[q0:q1], counts) + position
+    rank = position + 1 if lists.ranks is None else lists.ranks[index].astype(np.int64)
+    return query, rank, lists.docs[index].astype(np.int64, copy=False)
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    # Sort-based: numpy's hash-based unique is several times slower on large int64 arrays.
+    values = np.sort(values)
+    return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values
+
+
+def _member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    if sorted_keys.size == 0:
+        return np.zeros(keys.size, bool)
+    at = np.searchsorted(sorted_keys, keys)
+    np.minimum(at, sorted_keys.size - 1, out=at)
+    return sorted_keys[at] == keys
+
+
+def _index_in(sorted_values: np.ndarray, values: np.ndarray, *, missing: int) -> np.ndarray:
+    if sorted_values.size == 0:
+        return np.full(values.size, missing, np.int64)
+    at = np.searchsorted(sorted_values, values)
+    np.minimum(at, sorted_values.size - 1, out=at)
+    return np.where(sorted_values[at] == values, at, missing)

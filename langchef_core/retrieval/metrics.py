@@ -1,0 +1,172 @@
+"""Per-query retrieval metrics at k (ARCHITECTURE.md §5: ``retrieval_metrics``).
+
+With P the positives of a query (its relevant judgements), R_k its top-k list and
+H = |P ∩ R_k| the distinct positives ranked at or above k:
+
+    recall             = H / |P|                       (standard recall@k)
+    recall_normalized  = H / min(|P|, k)               (reaches 1 when |P| > k; never called recall)
+    precision          = H / k                         (a short list is not padded: still / k)
+    hit                = 1 if H > 0 else 0
+    reciprocal_rank    = 1 / rank of the best-ranked positive within k, else 0
+    ndcg               = DCG / IDCG, DCG = Σ_{d ∈ P ∩ R_k} 1 / log2(rank(d) + 1),
+                         IDCG = Σ_{i=1}^{min(|P|, k)} 1 / log2(i + 1)   (binary relevance)
+
+Recall, recall_normalized and nDCG are undefined (NaN) for a query without positives;
+precision, hit and reciprocal rank are 0 there. What a report does with such queries is the
+design's zero-positive policy, applied in ``langchef_core.retrieval.summary``.
+
+The measures agree with trec_eval as exposed by pytrec_eval (``recall_k``, ``P_k``,
+``success_k``, ``recip_rank`` on a list cut at k, ``ndcg_cut_k``) and with ranx
+(``recall@k``, ``precision@k``, ``hit_rate@k``, ``mrr@k``, ``ndcg@k``); the reference tests
+check this. References: Järvelin & Kekäläinen (2002), "Cumulated gain-based evaluation of IR
+techniques", ACM TOIS 20(4); Manning, Raghavan & Schütze (2008), Introduction to Information
+Retrieval, ch. 8.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .inputs import Judgements, RankedRun
+from .kernel import QueryCounts, check_k, count_hits, ideal_dcg, ranked_lists
+
+METRICS = ("recall", "recall_normalized", "precision", "hit", "reciprocal_rank", "ndcg")
+# Defined only when the query has at least one positive.
+NEEDS_POSITIVES = ("recall", "recall_normalized", "ndcg")
+ALIASES = {"mrr": "reciprocal_rank", "rr": "reciprocal_rank", "hit_rate": "hit",
+           "success": "hit", "p": "precision", "ndcg_cut": "ndcg"}
+
+
+@dataclass(frozen=True, eq=False)
+class QueryMetrics:
+    """Per-query metrics at k as arrays (one value per query code), with what micro averages need."""
+
+    k: int
+    n_positive: np.ndarray
+    hits: np.ndarray
+    n_retrieved: np.ndarray
+    recall: np.ndarray
+    recall_normalized: np.ndarray
+    precision: np.ndarray
+    hit: np.ndarray
+    reciprocal_rank: np.ndarray
+    ndcg: np.ndarray
+    dcg: np.ndarray
+    ideal_dcg: np.ndarray
+
+    @classmethod
+    def from_counts(cls, counts: QueryCounts) -> "QueryMetrics":
+        k, positives, hits = counts.k, counts.n_positive, counts.hits
+        ideal = ideal_dcg(positives, k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            recall = np.where(positives > 0, hits / positives, np.nan)
+            normalized = np.where(positives > 0, hits / np.minimum(positives, k), np.nan)
+            ndcg = np.where(positives > 0, counts.dcg / ideal, np.nan)
+            reciprocal = np.where(counts.first_hit > 0, 1.0 / counts.first_hit, 0.0)
+        return cls(k=k, n_positive=positives, hits=hits, n_retrieved=counts.n_retrieved,
+                   recall=recall, recall_normalized=normalized, precision=hits / k,
+                   hit=(hits > 0).astype(np.float64), reciprocal_rank=reciprocal, ndcg=ndcg,
+                   dcg=counts.dcg, ideal_dcg=ideal)
+
+    def values(self, metric: str) -> np.ndarray:
+        return getattr(self, metric_name(metric))
+
+    def micro_parts(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per-query numerator and denominator whose pooled ratio is the micro average.
+
+        recall: hits / |P|; recall_normalized: hits / min(|P|, k); precision: hits / k;
+        ndcg: DCG / IDCG; hit and reciprocal_rank have denominator 1 (micro equals macro).
+        """
+        metric = metric_name(metric)
+        if metric == "recall":
+            return self.hits.astype(float), self.n_positive.astype(float)
+        if metric == "recall_normalized":
+            return self.hits.astype(float), np.minimum(self.n_positive, self.k).astype(float)
+        if metric == "precision":
+            return self.hits.astype(float), np.full(self.hits.size, float(self.k))
+        if metric == "ndcg":
+            return self.dcg, self.ideal_dcg
+        return self.values(metric), np.ones(self.hits.size)
+
+    def to_frame(self, query_ids=None) -> pd.DataFrame:
+        columns = {"n_positive": self.n_positive, "hits": self.hits, "n_retrieved": self.n_retrieved}
+        columns.update({metric: self.values(metric) for metric in METRICS})
+        frame = pd.DataFrame(columns)
+        if query_ids is not None:
+            frame.insert(0, "query_id", np.asarray(query_ids, dtype=object))
+        return frame
+
+
+def metric_name(name: str) -> str:
+    """The canonical metric name (``mrr`` → ``reciprocal_rank``); unknown names are refused."""
+    canonical = ALIASES.get(str(name).lower(), str(name).lower())
+    if canonical not in METRICS:
+        raise ValueError(f"unknown retrieval metric {name!r}; use one of {', '.join(METRICS)}")
+    return canonical
+
+
+def retrieval_metrics_arrays(offsets, docs, positive_query, positive_doc, *, k: int = 10,
+                             ranks=None) -> QueryMetrics:
+    """Per-query metrics at k from integer-coded arrays: the entry point for large runs.
+
+    ``docs[offsets[q]:offsets[q + 1]]`` is query q's ranked list (doc codes, best first);
+    ``ranks`` gives explicit ranks (strictly increasing within a list) or None for 1, 2, 3 ….
+    ``positive_query``/``positive_doc`` are the relevant (query code, doc code) pairs, in the
+    same code spaces. Memory is about 13 bytes per list entry plus bounded working space.
+    """
+    counts = count_hits(ranked_lists(offsets, docs, ranks), positive_query, positive_doc, k=k)
+    return QueryMetrics.from_counts(counts)
+
+
+def retrieval_metrics(run, qrels, *, k: int = 10, source: str | None = None) -> pd.DataFrame:
+    """One row per query: ``n_positive``, ``recall``, ``recall_normalized``, ``precision``,
+    ``hit``, ``reciprocal_rank`` and ``ndcg`` at k (plus ``hits``, ``n_retrieved``,
+    ``in_run``, ``in_qrels``), sorted by ``query_id``.
+
+    ``run``: a long run (``query_id``, ``doc_id``, ``rank`` from 1), an arm run
+    (``example_id``, ``retrieved``) or a ``RankedRun``. ``qrels``: ``query_id``, ``doc_id``,
+    ``relevant`` (0/1), optionally ``source``, or ``Judgements``. Rows cover every query of
+    the run and of the qrels: a judged query the run did not answer is scored as an empty
+    list (``in_run`` False), an answered query without judgements has n_positive 0.
+    Judgements of all sources are pooled (relevant if any says so); pass ``source`` to score
+    one provenance alone.
+    """
+    k = check_k(k)
+    run = run if isinstance(run, RankedRun) else RankedRun.from_frame(run)
+    judgements = qrels if isinstance(qrels, Judgements) else Judgements.from_frame(qrels)
+    if source is not None and source not in judgements.sources:
+        raise ValueError(f"no judgements from source {source!r}; the qrels hold "
+                         f"{', '.join(judgements.sources)}")
+    queries, metrics = score_run(run, judgements.positives(source), judgements.queries, k=k)
+    frame = metrics.to_frame(queries)
+    frame["in_run"] = pd.Index(queries).isin(run.queries)
+    frame["in_qrels"] = pd.Index(queries).isin(judgements.queries)
+    return frame
+
+
+def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int,
+              queries=None) -> tuple[np.ndarray, QueryMetrics]:
+    """Code a validated run and its positives into integers and score them with the kernel.
+
+    The queries scored are ``queries`` when given, else the union of the run's and the judged
+    queries, sorted; the result's arrays follow that order.
+    """
+    if queries is None:
+        queries = np.union1d(run.queries.astype(str), np.asarray(judged_queries, dtype=str))
+    index = pd.Index(np.asarray(queries, dtype=object))
+    entries = run.entries
+    query_code = index.get_indexer(entries["query_id"])
+    if (query_code < 0).any():
+        raise ValueError("the run answers queries outside the queries to score")
+    positives = positives[positives["query_id"].isin(index)]
+    doc_code, _ = pd.factorize(pd.concat([entries["doc_id"], positives["doc_id"]], ignore_index=True))
+    ranks = entries["rank"].to_numpy(np.int64)
+    order = np.lexsort((ranks, query_code))
+    offsets = np.r_[0, np.cumsum(np.bincount(query_code, minlength=index.size))]
+    metrics = retrieval_metrics_arrays(offsets, doc_code[: len(entries)][order],
+                                       index.get_indexer(positives["query_id"]),
+                                       doc_code[len(entries):], k=k, ranks=ranks[order])
+    return index.to_numpy(), metrics

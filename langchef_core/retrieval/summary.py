@@ -1,0 +1,432 @@
+"""From per-query metrics to what a readout says: policy, coverage, macro/micro, per source,
+chance levels, and the paired comparison of two arms.
+
+* **Zero-positive policy** (the design's ``retrieval.zero_positive``): recall and nDCG are
+  undefined for a query without positives. ``exclude`` drops such queries from every metric
+  and counts them; ``zero`` scores them 0 on every metric and counts them; ``separate``
+  leaves them out of the metrics and reports them as their own group (how many got any
+  document at all: every retrieved document there is a false positive). The same policy
+  applies to both arms, on the same queries, since positives come from the shared qrels.
+* **Coverage** is always reported: queries in total (run ∪ qrels), with and without
+  positives, excluded / zero-filled / separate, scored, judged but missing from the run
+  (scored as an empty list) and answered but never judged.
+* **Macro** is the mean over scored queries; **micro** pools numerators over denominators
+  (hits / positives for recall; see ``QueryMetrics.micro_parts``). Under ``zero`` a
+  zero-positive query adds nothing to micro recall or nDCG (its denominator is 0).
+* **Label provenance**: metrics are computed per source (human, click, teacher); with more
+  than one source a pooled ``all`` row is added and flagged in ``warnings``, because clicks,
+  human judgements and teacher labels measure different things.
+* **Comparison**: per metric and source, the paired per-query values go through
+  ``compare_continuous`` (Wilcoxon signed-rank with Pratt zeros, seeded bootstrap interval
+  of the mean difference, detection limit).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_alpha, check_power, check_resamples
+from ..comparison import ContinuousComparison, Record, compare_continuous
+from .chance import ChanceLevels, chance_levels
+from .inputs import Judgements, RankedRun, candidate_pool
+from .kernel import check_k
+from .metrics import METRICS, QueryMetrics, metric_name, score_run
+from .pools import check_pool_kind, pool_counts
+
+POLICIES = ("exclude", "zero", "separate")
+POOLED = "all"  # the source name of metrics over every label source at once
+MIN_PAIRS = 2
+
+
+@dataclass(frozen=True)
+class RetrievalSettings(Record):
+    """The design's ``retrieval`` block: cut-off, metrics, zero-positive policy, pool kind."""
+
+    k: int = 10
+    metrics: tuple[str, ...] = METRICS
+    zero_positive: str = "exclude"
+    pool_kind: str = "full"
+
+    def __post_init__(self):
+        check_k(self.k)
+        if self.zero_positive not in POLICIES:
+            raise ValueError(f"retrieval.zero_positive must be one of {', '.join(POLICIES)}, "
+                             f"got {self.zero_positive!r}")
+        check_pool_kind(self.pool_kind)
+        names = tuple(metric_name(name) for name in self.metrics)
+        if not names:
+            raise ValueError("retrieval.metrics must name at least one metric")
+        if len(set(names)) != len(names):
+            raise ValueError(f"retrieval.metrics names a metric twice: {list(self.metrics)}")
+        object.__setattr__(self, "metrics", names)
+
+    @classmethod
+    def from_design(cls, design: Mapping | None) -> "RetrievalSettings":
+        """Read ``retrieval: {k, metrics, zero_positive, pool: {kind}}`` (absent keys: defaults)."""
+        block = (design or {}).get("retrieval", design or {}) if isinstance(design, Mapping) else None
+        if block is None:
+            raise ValueError("the design's retrieval block must be a mapping")
+        block = block or {}
+        unknown = set(block) - {"k", "metrics", "zero_positive", "pool"}
+        if unknown:
+            raise ValueError(f"unknown key(s) in retrieval: {', '.join(sorted(unknown))}; "
+                             "allowed are k, metrics, zero_positive, pool")
+        pool = block.get("pool") or {}
+        if not isinstance(pool, Mapping):
+            raise ValueError("retrieval.pool must be a mapping like {kind: sampled}")
+        metrics = block.get("metrics", METRICS)
+        if isinstance(metrics, str):
+            metrics = (metrics,)
+        return cls(k=block.get("k", 10), metrics=tuple(metrics),
+                   zero_positive=block.get("zero_positive", "exclude"),
+                   pool_kind=pool.get("kind", "full"))
+
+    def to_dict(self) -> dict:
+        return {"k": self.k, "metrics": list(self.metrics), "zero_positive": self.zero_positive,
+                "pool_kind": self.pool_kind}
+
+
+@dataclass(frozen=True)
+class Coverage(Record):
+    """Which queries a metric covers for one arm and one label source."""
+
+    arm: str
+    source: str
+    policy: str
+    queries_total: int
+    with_positives: int
+    without_positives: int
+    excluded: int
+    zero_filled: int
+    separate: int
+    scored: int
+    in_qrels_not_in_run: int
+    in_run_not_in_qrels: int
+    first_missing_from_run: tuple[str, ...]
+    first_not_in_qrels: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        record = super().to_dict()
+        record["first_missing_from_run"] = list(self.first_missing_from_run)
+        record["first_not_in_qrels"] = list(self.first_not_in_qrels)
+        return record
+
+
+@dataclass(frozen=True)
+class MetricSummary(Record):
+    """One arm's metric at k for one label source: macro and micro, with chance levels."""
+
+    arm: str
+    metric: str
+    source: str
+    k: int
+    n_queries: int
+    macro: float | None
+    micro: float | None
+    chance_macro: float | None
+    chance_micro: float | None
+
+
+@dataclass(frozen=True)
+class ZeroPositiveGroup(Record):
+    """The ``separate`` group: queries without positives, and what the arm retrieved for them."""
+
+    arm: str
+    source: str
+    n_queries: int
+    retrieved_any: int
+    retrieved_any_rate: float | None
+    mean_retrieved: float | None
+
+
+@dataclass(frozen=True)
+class MetricComparison(Record):
+    """Paired per-query comparison of one metric for one source (macro: queries weigh equally)."""
+
+    metric: str
+    source: str
+    k: int
+    baseline: MetricSummary
+    variant: MetricSummary
+    comparison: ContinuousComparison | None
+    skipped: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class RetrievalSummary:
+    """One arm's retrieval readout: every metric per source, coverage, and warnings."""
+
+    settings: RetrievalSettings
+    sources: tuple[str, ...]
+    metrics: tuple[MetricSummary, ...]
+    coverage: tuple[Coverage, ...]
+    zero_positive_groups: tuple[ZeroPositiveGroup, ...]
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return {"settings": self.settings.to_dict(), "sources": list(self.sources),
+                "metrics": [m.to_dict() for m in self.metrics],
+                "coverage": [c.to_dict() for c in self.coverage],
+                "zero_positive_groups": [g.to_dict() for g in self.zero_positive_groups],
+                "warnings": list(self.warnings)}
+
+
+@dataclass(frozen=True, eq=False)
+class RetrievalComparison:
+    """Both arms' retrieval metrics, compared per metric and source, with coverage and warnings."""
+
+    settings: RetrievalSettings
+    sources: tuple[str, ...]
+    comparisons: tuple[MetricComparison, ...]
+    coverage: tuple[Coverage, ...]
+    zero_positive_groups: tuple[ZeroPositiveGroup, ...]
+    warnings: tuple[str, ...]
+    scores: pd.DataFrame = field(repr=False)
+
+    def get(self, metric: str, source: str | None = None) -> MetricComparison:
+        source = source or self.sources[0]
+        for item in self.comparisons:
+            if item.metric == metric_name(metric) and item.source == source:
+                return item
+        raise KeyError(f"no comparison of {metric!r} for source {source!r}")
+
+    def table(self) -> dict:
+        """``{metric: {source: comparison dict}}`` for the readout's ``retrieval`` section."""
+        table: dict = {}
+        for item in self.comparisons:
+            table.setdefault(item.metric, {})[item.source] = item.to_dict()
+        return table
+
+    def to_dict(self) -> dict:
+        return {"settings": self.settings.to_dict(), "sources": list(self.sources),
+                "metrics": self.table(), "coverage": [c.to_dict() for c in self.coverage],
+                "zero_positive_groups": [g.to_dict() for g in self.zero_positive_groups],
+                "warnings": list(self.warnings)}
+
+
+def summarize_retrieval(run, qrels, *, settings: RetrievalSettings | None = None,
+                        pool: pd.DataFrame | None = None, arm: str = "arm") -> RetrievalSummary:
+    """One arm's metrics (macro, micro, chance levels) per label source, with coverage."""
+    settings = settings or RetrievalSettings()
+    scored = _score_arms({arm: _run(run, arm)}, _judgements(qrels), settings, pool)
+    return RetrievalSummary(settings, scored.sources, tuple(scored.summaries[arm]),
+                            tuple(scored.coverage), tuple(scored.groups), tuple(scored.warnings))
+
+
+def compare_retrieval(baseline, variant, qrels, *, settings: RetrievalSettings | None = None,
+                      pool: pd.DataFrame | None = None, alpha: float = 0.05, power: float = 0.80,
+                      resamples: int = 10_000, seed: int = 0, clusters=None) -> RetrievalComparison:
+    """Paired per-query comparison of every design metric between two arms, per label source.
+
+    ``baseline``/``variant``: runs (long or arm format, or ``RankedRun``); ``qrels``: frame or
+    ``Judgements``; ``pool``: the candidate pool (``query_id``, ``doc_id``) for chance levels
+    (the pool check is ``check_pools``). ``clusters``: optional mapping query_id → cluster
+    label, passed on to ``compare_continuous``. The zero-positive policy applies identically
+    to both arms.
+    """
+    settings = settings or RetrievalSettings()
+    check_alpha(alpha), check_power(power), check_resamples(resamples)
+    runs = {"baseline": _run(baseline, "baseline"), "variant": _run(variant, "variant")}
+    scored = _score_arms(runs, _judgements(qrels), settings, pool)
+    warnings = list(scored.warnings)
+    comparisons = []
+    for source in scored.sources:
+        mask = scored.scored_mask[source]
+        labels = None
+        if clusters is not None:
+            labels = _cluster_labels(clusters, scored.queries[mask])
+        for metric in settings.metrics:
+            summaries = [next(s for s in scored.summaries[arm]
+                              if s.metric == metric and s.source == source) for arm in runs]
+            values = [_policy_values(scored.metrics[arm][source].values(metric), mask,
+                                     settings.zero_positive) for arm in runs]
+            if mask.sum() < MIN_PAIRS:
+                note = (f"{metric} ({source}): only {int(mask.sum())} scored quer"
+                        f"{'y' if mask.sum() == 1 else 'ies'}; a paired comparison needs {MIN_PAIRS}")
+                warnings.append(note)
+                comparisons.append(MetricComparison(metric, source, settings.k, *summaries,
+                                                    comparison=None, skipped=note))
+                continue
+            result = compare_continuous(values[0], values[1], alpha=alpha, power=power,
+                                        resamples=resamples, seed=seed, clusters=labels)
+            comparisons.append(MetricComparison(metric, source, settings.k, *summaries, result))
+    return RetrievalComparison(settings, scored.sources, tuple(comparisons), tuple(scored.coverage),
+                               tuple(scored.groups), tuple(warnings), scored.frame())
+
+
+def apply_zero_positive_policy(frame: pd.DataFrame, policy: str) -> pd.DataFrame:
+    """A ``retrieval_metrics`` frame under a policy: ``exclude``/``separate`` drop the
+    zero-positive rows, ``zero`` fills their metrics with 0."""
+    if policy not in POLICIES:
+        raise ValueError(f"zero_positive must be one of {', '.join(POLICIES)}, got {policy!r}")
+    if policy == "zero":
+        filled = frame.copy()
+        filled[list(METRICS)] = filled[list(METRICS)].fillna(0.0)
+        return filled
+    return frame[frame["n_positive"] > 0].reset_index(drop=True)
+
+
+@dataclass
+class _Scored:
+    sources: tuple[str, ...]
+    queries: np.ndarray
+    metrics: dict          # arm → source → QueryMetrics
+    in_run: dict           # arm → bool array over queries
+    scored_mask: dict      # source → bool array over queries
+    summaries: dict        # arm → [MetricSummary]
+    coverage: list
+    groups: list
+    warnings: list
+
+    def frame(self) -> pd.DataFrame:
+        parts = []
+        for arm, by_source in self.metrics.items():
+            for source, metrics in by_source.items():
+                part = metrics.to_frame(self.queries)
+                part.insert(0, "source", source)
+                part.insert(0, "arm", arm)
+                part["in_run"] = self.in_run[arm]
+                part["scored"] = self.scored_mask[source]
+                parts.append(part)
+        return pd.concat(parts, ignore_index=True)
+
+
+def _score_arms(runs: dict, judgements: Judgements, settings: RetrievalSettings, pool) -> _Scored:
+    judged = judgements.queries
+    queries = np.union1d(np.asarray(judged, dtype=str),
+                         np.concatenate([np.asarray(r.queries, dtype=str) for r in runs.values()]))
+    labelled = judgements.sources
+    sources = labelled + ((POOLED,) if len(labelled) > 1 else ())
+    warnings = []
+    if len(labelled) > 1:
+        warnings.append(f"labels come from {len(labelled)} sources ({', '.join(labelled)}): metrics "
+                        f"are reported per source; the '{POOLED}' rows mix them into one number, "
+                        "and clicks, human judgements and teacher labels measure different things")
+    pool_table = None if pool is None else candidate_pool(pool, file="pools")
+    if pool_table is None and settings.pool_kind != "full":
+        warnings.append(f"the design declares a {settings.pool_kind} pool but no pool was given: "
+                        "chance levels under random ranking cannot be reported")
+    metrics = {arm: {} for arm in runs}
+    summaries = {arm: [] for arm in runs}
+    coverage, groups, masks = [], [], {}
+    in_run = {arm: pd.Index(queries).isin(run.queries) for arm, run in runs.items()}
+    for source in sources:
+        positives = judgements.positives(None if source == POOLED else source)
+        judged_here = (judged if source == POOLED else
+                       judgements.table.loc[judgements.table["source"] == source, "query_id"].unique())
+        is_judged = pd.Index(queries).isin(judged_here)
+        for arm, run in runs.items():
+            _, metrics[arm][source] = score_run(run, positives, judged, k=settings.k, queries=queries)
+        positives_per_query = metrics[next(iter(runs))][source].n_positive
+        chance = _chance(pool_table, positives, queries, positives_per_query, settings.k)
+        mask = positives_per_query > 0 if settings.zero_positive != "zero" else np.ones(queries.size, bool)
+        masks[source] = mask
+        for arm, run in runs.items():
+            values = metrics[arm][source]
+            coverage.append(_coverage(arm, source, settings.zero_positive, queries, values.n_positive,
+                                      in_run[arm], is_judged))
+            summaries[arm] += [_summary(arm, metric, source, settings, values, chance, mask)
+                               for metric in settings.metrics]
+            if settings.zero_positive == "separate":
+                groups.append(_zero_positive_group(arm, source, values))
+        warnings += _coverage_warnings(coverage[-len(runs):], settings.zero_positive)
+    return _Scored(sources, queries, metrics, in_run, masks, summaries, coverage, groups, warnings)
+
+
+def _summary(arm, metric, source, settings, values: QueryMetrics, chance: ChanceLevels | None,
+             mask) -> MetricSummary:
+    macro, micro = _aggregate(values, metric, mask, settings.zero_positive)
+    chance_macro = chance_micro = None
+    if chance is not None:
+        chance_macro, chance_micro = _aggregate(chance, metric, mask, settings.zero_positive)
+    return MetricSummary(arm=arm, metric=metric, source=source, k=settings.k,
+                         n_queries=int(mask.sum()), macro=macro, micro=micro,
+                         chance_macro=chance_macro, chance_micro=chance_micro)
+
+
+def _aggregate(values, metric: str, mask, policy: str) -> tuple[float | None, float | None]:
+    if not mask.any():
+        return None, None
+    per_query = _policy_values(values.values(metric), mask, policy)
+    numerator, denominator = values.micro_parts(metric)
+    numerator = np.nan_to_num(numerator[mask])
+    pooled = math.fsum(np.sort(denominator[mask]))
+    micro = math.fsum(np.sort(numerator)) / pooled if pooled > 0 else None
+    return math.fsum(np.sort(per_query)) / per_query.size, micro
+
+
+def _policy_values(values: np.ndarray, mask, policy: str) -> np.ndarray:
+    chosen = values[mask]
+    return np.nan_to_num(chosen, nan=0.0) if policy == "zero" else chosen
+
+
+def _coverage(arm, source, policy, queries, n_positive, in_run, is_judged) -> Coverage:
+    without = int(np.count_nonzero(n_positive == 0))
+    with_positives = int(queries.size - without)
+    missing = queries[is_judged & ~in_run]
+    unjudged = queries[in_run & ~is_judged]
+    return Coverage(arm=arm, source=source, policy=policy, queries_total=int(queries.size),
+                    with_positives=with_positives, without_positives=without,
+                    excluded=without if policy == "exclude" else 0,
+                    zero_filled=without if policy == "zero" else 0,
+                    separate=without if policy == "separate" else 0,
+                    scored=with_positives + (without if policy == "zero" else 0),
+                    in_qrels_not_in_run=int(missing.size), in_run_not_in_qrels=int(unjudged.size),
+                    first_missing_from_run=tuple(str(q) for q in missing[:10]),
+                    first_not_in_qrels=tuple(str(q) for q in unjudged[:10]))
+
+
+def _coverage_warnings(records, policy) -> list[str]:
+    notes = []
+    for record in records:
+        if record.in_qrels_not_in_run:
+            notes.append(f"{record.arm}: {record.in_qrels_not_in_run} judged quer"
+                         f"{'y is' if record.in_qrels_not_in_run == 1 else 'ies are'} missing "
+                         f"from the run (source {record.source}; first: "
+                         f"{', '.join(record.first_missing_from_run[:3])}); scored as empty lists")
+    first = records[0]
+    if first.without_positives:
+        verb = {"exclude": "excluded from", "zero": "scored 0 in",
+                "separate": "reported separately from"}[policy]
+        notes.append(f"{first.without_positives} of {first.queries_total} queries have no positive "
+                     f"label from source {first.source} and are {verb} every metric "
+                     f"(zero_positive: {policy})")
+    return notes
+
+
+def _zero_positive_group(arm, source, values: QueryMetrics) -> ZeroPositiveGroup:
+    empty = values.n_positive == 0
+    n = int(empty.sum())
+    retrieved = values.n_retrieved[empty]
+    return ZeroPositiveGroup(arm=arm, source=source, n_queries=n,
+                             retrieved_any=int(np.count_nonzero(retrieved)),
+                             retrieved_any_rate=float(np.count_nonzero(retrieved)) / n if n else None,
+                             mean_retrieved=float(retrieved.sum()) / n if n else None)
+
+
+def _chance(pool_table, positives, queries, n_positive, k) -> ChanceLevels | None:
+    if pool_table is None:
+        return None
+    size, inside = pool_counts(pool_table, positives, queries)
+    return chance_levels(size, inside, k=k, n_positive=n_positive)
+
+
+def _run(run, arm: str) -> RankedRun:
+    return run if isinstance(run, RankedRun) else RankedRun.from_frame(run, file=arm)
+
+
+def _judgements(qrels) -> Judgements:
+    return qrels if isinstance(qrels, Judgements) else Judgements.from_frame(qrels)
+
+
+def _cluster_labels(clusters, queries) -> np.ndarray:
+    lookup = dict(clusters) if isinstance(clusters, Mapping) else dict(clusters.items())
+    missing = [q for q in queries if q not in lookup]
+    if missing:
+        raise ValueError(f"clusters gives no cluster for query {missing[0]!r}; map every scored query")
+    return np.array([lookup[q] for q in queries], dtype=object)

@@ -1,0 +1,195 @@
+"""The pandera models of the workspace tables (ARCHITECTURE.md §4).
+
+Each model is the whole contract of one input kind: which columns exist (strict or not),
+their dtypes, which may hold missing values, which ids must be unique, the allowed values,
+and the row rules that no dtype can express. A model's ``dataframe_parser`` first applies
+the deliberate coercions of :mod:`.values` (ids read from JSON as numbers, CSV text, Parquet
+arrays), so ``Model.validate(frame, lazy=True)`` can be given a table exactly as read.
+
+Check wording (``error=``) is what a user reads in the failure table, so it says what the
+value must be, never how pandera tested it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Optional
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+from pandera.typing import Series
+
+from . import values
+from .values import RELEVANCE_GRADES, SOURCES, VERDICTS, Rejected
+
+UtcTimestamp = Annotated[pd.DatetimeTZDtype, "ns", "UTC"]
+
+# One coercion per column name: a name means the same thing in every table that has it.
+COLUMN_ROLES = {
+    "example_id": values.id_column, "query_id": values.id_column,
+    "doc_id": values.id_column, "anchor_id": values.id_column,
+    "ideal": values.id_column, "predicted": values.id_column,  # labels may be JSON numbers
+    "input": values.text_column, "output": values.text_column,
+    "context": values.text_column, "criterion": values.text_column,
+    "human_criterion": values.text_column, "judge": values.text_column,
+    "verdict": values.text_column, "human_verdict": values.text_column,
+    "source": values.text_column,
+    "created_at": values.timestamp_column,
+    "latency_ms": values.number_column, "cost_usd": values.number_column,
+    "relevant": values.small_integer_column,
+    "retrieved": values.id_list_column, "candidates": values.id_list_column,
+}
+
+NOT_BLANK = "must not be blank"
+NON_NEGATIVE = "must be a finite number ≥ 0"
+NO_REPEATS = "must not list the same document twice"
+
+
+def _not_blank(series: pd.Series) -> pd.Series:
+    if pd.api.types.is_string_dtype(series.dtype) and not pd.api.types.is_object_dtype(series):
+        return series.str.strip().ne("")
+    # Rejected values are reported by the dtype check; do not report them twice.
+    return series.map(lambda value: not isinstance(value, str) or value.strip() != "")
+
+
+def _non_negative(series: pd.Series) -> pd.Series:
+    if pd.api.types.is_float_dtype(series.dtype):
+        return pd.Series(np.isfinite(series.to_numpy()) & (series.to_numpy() >= 0),
+                         index=series.index)
+    return series.map(lambda value: isinstance(value, Rejected)
+                      or (math.isfinite(value) and value >= 0))
+
+
+def _no_repeats(series: pd.Series) -> pd.Series:
+    return series.map(lambda ids: not isinstance(ids, list) or len(set(ids)) == len(ids))
+
+
+class WorkspaceTable(pa.DataFrameModel):
+    """Common behaviour: coerce on purpose first (see :mod:`.values`), then check."""
+
+    class Config:
+        coerce = False  # every coercion is the deliberate one in values.py, none implicit
+
+    @pa.dataframe_parser
+    def normalise(cls, frame: pd.DataFrame) -> pd.DataFrame:
+        declared = cls.to_schema().columns
+        roles = {name: role for name, role in COLUMN_ROLES.items() if name in declared}
+        return values.normalise_columns(frame, roles)
+
+
+class GoldensTable(WorkspaceTable):
+    """``goldens/<suite>``: one row per golden. Not strict: slice and cluster columns that a
+    design names are added to the schema as required columns when it is validated."""
+
+    example_id: Series[str] = pa.Field(unique=True)
+    input: Series[str]
+    ideal: Optional[Series[str]] = pa.Field(nullable=True)
+
+    @pa.check("example_id", name="id_not_blank", error=NOT_BLANK)
+    def example_id_not_blank(cls, series: pd.Series) -> pd.Series:
+        return _not_blank(series)
+
+    class Config:
+        strict = False
+
+
+class RunTable(WorkspaceTable):
+    """``runs/<experiment>/<arm>``: one row per golden an arm answered.
+
+    ``verdict`` may not be missing where the column exists (an unjudged row would silently
+    count as neither pass nor fail); ``criterion`` may be missing (a fail that cites nothing
+    is unattributed, and a criterion on a pass is allowed and ignored).
+    """
+
+    example_id: Series[str] = pa.Field(unique=True)
+    output: Optional[Series[str]] = pa.Field(nullable=True)
+    created_at: Optional[Series[UtcTimestamp]]
+    latency_ms: Optional[Series[float]]
+    cost_usd: Optional[Series[float]]
+    # Plain `list`: the parser already made every element id text, and pandera's
+    # element-wise `list[str]` check (typeguard per cell) costs seconds per 100k rows.
+    retrieved: Optional[Series[list]]
+    candidates: Optional[Series[list]]
+    predicted: Optional[Series[str]] = pa.Field(nullable=True)
+    verdict: Optional[Series[str]] = pa.Field(isin=list(VERDICTS))
+    criterion: Optional[Series[str]] = pa.Field(nullable=True)
+    judge: Optional[Series[str]]
+    context: Optional[Series[str]] = pa.Field(nullable=True)
+
+    @pa.check("example_id", name="id_not_blank", error=NOT_BLANK)
+    def example_id_not_blank(cls, series: pd.Series) -> pd.Series:
+        return _not_blank(series)
+
+    @pa.check("latency_ms", "cost_usd", name="non_negative", error=NON_NEGATIVE)
+    def costs_are_non_negative(cls, series: pd.Series) -> pd.Series:
+        return _non_negative(series)
+
+    @pa.check("retrieved", "candidates", name="no_repeated_documents", error=NO_REPEATS)
+    def rankings_have_no_repeats(cls, series: pd.Series) -> pd.Series:
+        return _no_repeats(series)
+
+    @pa.dataframe_check(name="criterion_needs_verdict",
+                        error="a 'criterion' column needs a 'verdict' column beside it")
+    def criterion_needs_verdict(cls, frame: pd.DataFrame) -> bool:
+        return "criterion" not in frame.columns or "verdict" in frame.columns
+
+    class Config:
+        strict = True
+
+
+class QrelsTable(WorkspaceTable):
+    """``qrels/<suite>``: binary relevance judgements, one per (query, document)."""
+
+    query_id: Series[str]
+    doc_id: Series[str]
+    relevant: Series[pa.Int8] = pa.Field(isin=list(RELEVANCE_GRADES))
+    source: Series[str] = pa.Field(isin=list(SOURCES))
+
+    @pa.check("query_id", "doc_id", name="id_not_blank", error=NOT_BLANK)
+    def ids_not_blank(cls, series: pd.Series) -> pd.Series:
+        return _not_blank(series)
+
+    class Config:
+        strict = True
+        unique = ["query_id", "doc_id"]
+
+
+class PoolsTable(WorkspaceTable):
+    """``pools/<suite>``: the candidate documents of each query, when not the full corpus."""
+
+    query_id: Series[str]
+    doc_id: Series[str]
+
+    @pa.check("query_id", "doc_id", name="id_not_blank", error=NOT_BLANK)
+    def ids_not_blank(cls, series: pd.Series) -> pd.Series:
+        return _not_blank(series)
+
+    class Config:
+        strict = True
+        unique = ["query_id", "doc_id"]
+
+
+class AnchorsTable(WorkspaceTable):
+    """``anchors/<set>``: human-reviewed judgements the judge is re-scored against."""
+
+    anchor_id: Series[str] = pa.Field(unique=True)
+    input: Series[str]
+    output: Series[str]
+    context: Optional[Series[str]] = pa.Field(nullable=True)
+    ideal: Optional[Series[str]] = pa.Field(nullable=True)
+    human_verdict: Series[str] = pa.Field(isin=list(VERDICTS))
+    human_criterion: Optional[Series[str]] = pa.Field(nullable=True)
+
+    @pa.check("anchor_id", name="id_not_blank", error=NOT_BLANK)
+    def anchor_id_not_blank(cls, series: pd.Series) -> pd.Series:
+        return _not_blank(series)
+
+    class Config:
+        strict = True
+
+
+MODELS: dict[str, type[WorkspaceTable]] = {
+    "goldens": GoldensTable, "run": RunTable, "qrels": QrelsTable, "pools": PoolsTable,
+    "anchors": AnchorsTable,
+}

@@ -1,0 +1,611 @@
+"""Per-slice comparisons, the overall difference under declared weights, protected slices.
+
+An overall difference is an average over slices, Σ_g w_g · d_g, and the weights w_g decide
+whose experience it describes. The design therefore declares them before any traffic: the
+slice column, a target population (a weight per slice, summing to 1) and the protected
+slices. The readout reports
+
+* per declared slice, the same paired comparison as the whole suite (``compare_binary`` or
+  ``compare_continuous`` on that slice's goldens, with the design's seed, so any row can be
+  reproduced with one call);
+* the overall difference under the observed weights (each slice's share of the goldens) and
+  under the target weights, each with a percentile interval from a bootstrap stratified by
+  slice: every resample redraws n_g units inside slice g, so the slice sizes — and with them
+  the weights — stay fixed, as they are part of the question;
+* for protected slices, a guardrail verdict (see ``compare_slices``), Holm-corrected as one
+  family;
+* values of the slice column that the design did not declare, and any other columns asked
+  for, only as exploratory records that never feed a pass/fail.
+
+When the weights disagree, so may the answers: 90% established users going 80% → 85% and
+10% new users going 40% → 30% is +3.5 points under the observed weights and −2.5 points for a
+target population split 50/50. Both are true; the design says which one is the question.
+
+With clusters (e.g. the user), every resampling unit is a cluster. When each cluster lies
+inside one slice, clusters are resampled within their slice (stratified cluster bootstrap).
+When clusters span slices (a user who asks questions of several task types), stratifying by
+slice would resample a user's goldens in each slice independently and hide the correlation
+between them, so whole clusters are resampled across slices instead; resamples that miss a
+slice entirely are drawn again, and the run is refused when that would happen often enough to
+distort the interval.
+
+References: Efron & Tibshirani (1993), An Introduction to the Bootstrap, §6.4 (stratified
+samples); Davison & Hinkley (1997), Bootstrap Methods and their Application, §3.2 and §3.8
+(stratified and clustered resampling); Holm (1979), Scand. J. Statist. 6:65-70.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import bootstrap
+from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_alpha,
+                          check_margin, check_power, check_resamples, check_same_length)
+from .bootstrap import _BLOCK_CELLS, _MULTINOMIAL_COST
+from .comparison import (BinaryComparison, ContinuousComparison, Record, compare_binary,
+                         compare_continuous, noninferiority_from_interval, verdict_from_interval)
+from .multiplicity import holm
+
+BINARY, CONTINUOUS = "binary", "continuous"
+OBSERVED, TARGET = "observed", "target"
+BREACHED, UNCONFIRMED, CLEAR = "breached", "unconfirmed", "clear"
+EXPLORATORY_NOTE = (
+    "Exploratory: this slice was not declared in the design, so it never enters the gate; "
+    "a difference seen here needs confirmation on held-out goldens before anyone acts on it."
+)
+# Target weights are read from YAML, where 0.1 + 0.2 + 0.7 is not exactly 1.
+_WEIGHT_SUM_TOLERANCE = 1e-6
+# Crossed clusters: refuse when more than this share of resamples would miss some slice.
+_MAX_MISS_PROBABILITY = 0.05
+
+
+@dataclass(frozen=True)
+class WeightedDifference(Record):
+    """The overall difference Σ_g w_g · d_g under one set of slice weights, with its interval."""
+
+    population: str           # "observed" (the goldens' own shares) or "target"
+    weights: dict             # slice → weight, every slice present in the goldens
+    baseline: float           # Σ_g w_g · (baseline mean in g)
+    variant: float            # Σ_g w_g · (variant mean in g)
+    difference: float         # variant − baseline
+    low: float
+    high: float
+    verdict: str
+    noninferiority: str | None
+    margin: float | None
+    alpha: float
+    resamples: int
+    seed: int | None
+    resampling: str           # how units were redrawn (stratified, clustered, crossed)
+    redrawn: int              # crossed clusters only: resamples drawn again for missing a slice
+
+
+@dataclass(frozen=True)
+class SliceResult(Record):
+    """One declared slice: its paired comparison, weights and (if protected) guardrail status."""
+
+    slice: str
+    n: int
+    observed_weight: float
+    target_weight: float
+    protected: bool
+    comparison: BinaryComparison | ContinuousComparison
+    p_adjusted: float | None  # Holm over the protected family; None for unprotected slices
+    guardrail: str | None     # "breached" | "unconfirmed" | "clear"; None for unprotected
+
+
+@dataclass(frozen=True)
+class ExploratorySlice(Record):
+    """A slice nobody declared: shown for discovery, never part of any pass/fail."""
+
+    column: str
+    slice: str
+    n: int
+    comparison: BinaryComparison | ContinuousComparison | None  # None when too small to compare
+    note: str
+
+
+@dataclass(frozen=True)
+class SliceAnalysis(Record):
+    """Everything the readout says about slices; ``passed`` is False on a guardrail breach."""
+
+    column: str
+    outcome: str
+    n: int
+    alpha: float
+    slices: tuple[SliceResult, ...]
+    observed: WeightedDifference
+    target: WeightedDifference
+    protected: tuple[str, ...]
+    breaches: tuple[str, ...]
+    passed: bool
+    gate_reasons: tuple[str, ...]
+    exploratory: tuple[ExploratorySlice, ...]
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return json_ready(dataclasses.asdict(self))
+
+
+def compare_slices(baseline, variant, slices, *, column: str, target_weights: Mapping,
+                   protected=(), outcome: str = BINARY, clusters=None, exploratory=None,
+                   margin: float | None = None, alpha: float = 0.05, power: float = 0.80,
+                   resamples: int = 10_000, seed: int = 0) -> SliceAnalysis:
+    """Compare two arms slice by slice and overall under the observed and target weights.
+
+    ``baseline`` and ``variant`` hold one outcome per golden (pass/fail when ``outcome`` is
+    "binary", a real-valued score when "continuous"); ``slices`` holds each golden's value in
+    the declared slice ``column``; ``clusters`` one cluster label per golden or None;
+    ``exploratory`` maps other column names to one label per golden (missing labels skip
+    that golden). Labels are compared as text, so a YAML key ``1`` matches a value ``1``.
+
+    Weights. Observed: w_g = n_g / n over every slice present. Target: the design's
+    ``target_weights`` (non-negative, summing to 1); a declared slice without goldens is an
+    error, and a slice present in the goldens but absent from the target weights gets target
+    weight 0, is named in a warning and is shown only as exploratory.
+
+    Weighted estimate: D_w = Σ_g w_g · d_g with d_g the mean paired difference in slice g;
+    its interval is the 1 − alpha percentile interval of D_w over stratified resamples.
+    Under the observed weights it equals the plain overall mean difference.
+
+    Protected slices (a family of m, m ≥ 0). A protected slice is **breached** when its
+    interval lies wholly below zero *and* its Holm-adjusted p-value (over the m protected
+    slices) is below alpha. The interval alone is the verdict rule of a single comparison;
+    with m protected slices each checked at its own 95% level, the chance that at least one
+    falsely shows a drop grows to about 1 − 0.95^m, and a breach fails the whole gate even
+    when the overall verdict is an improvement, so it needs the family-wise guarantee that
+    Holm gives. Requiring both keeps the direction tied to the interval (as every verdict
+    here) and the error rate tied to the family — the same rule as criterion attribution.
+    A slice whose interval is below zero but whose adjusted p-value is not is reported as
+    **unconfirmed**: visible, named in a warning, not gating. Otherwise it is **clear**.
+    """
+    settings = _check_settings(alpha, power, resamples, seed, margin)
+    outcome = _check_outcome(outcome)
+    column = _check_column(column, "column")
+    before, after = _as_outcomes(baseline, variant, outcome)
+    n = before.size
+    labels = labels_as_text(slices, f"slice column {column!r}", n, allow_missing=False)
+    weights = _check_target_weights(target_weights)
+    family = _check_protected(protected, weights)
+    cluster_codes = as_cluster_codes(clusters, n)
+    extra = _check_exploratory(exploratory, column, n)
+
+    names, stratum = np.unique(labels.astype(str), return_inverse=True)
+    names = [str(name) for name in names]
+    sizes = np.bincount(stratum, minlength=len(names))
+    absent = [name for name in weights if name not in names]
+    if absent:
+        raise ValueError(
+            f"the design gives a target weight to slice {absent[0]!r} of column {column!r}, but "
+            f"no golden has that value (present: {names}); add goldens for it or remove it "
+            "from the target weights")
+    undeclared = [name for name in names if name not in weights]
+    warnings = []
+    if undeclared:
+        warnings.append(
+            f"slices {undeclared} of column {column!r} have goldens but no target weight: they "
+            "count in the observed population, get target weight 0, and appear only as "
+            "exploratory")
+
+    observed_weights = {name: int(size) / n for name, size in zip(names, sizes)}
+    target_by_slice = {name: weights.get(name, 0.0) for name in names}
+    change = (after.astype(float) - before.astype(float))
+    options = dict(alpha=settings.alpha, power=settings.power, resamples=settings.resamples,
+                   seed=seed, margin=settings.margin)
+
+    results = [
+        _declared_slice(name, stratum == index, before, after, clusters, outcome, column,
+                        observed_weights[name], target_by_slice[name], name in family, options)
+        for index, name in enumerate(names) if name in weights]
+    results, breaches, unconfirmed = _protected_family(results, settings.alpha)
+    if unconfirmed:
+        warnings.append(
+            f"protected slices {unconfirmed} have intervals wholly below zero, but the drop is "
+            f"not significant after Holm correction over the {len(family)} protected slices: "
+            "not a breach, worth a closer look")
+
+    draws = stratified_differences(change, stratum, names, cluster_codes,
+                                   resamples=settings.resamples, rng=as_rng(seed))
+    if draws.redrawn:
+        warnings.append(
+            f"clusters span slices: {draws.redrawn} of {settings.resamples} resamples missed a "
+            "slice and were drawn again")
+    level = dict(names=names, stratum=stratum, before=before, after=after, draws=draws,
+                 settings=settings)
+    observed = _weighted(OBSERVED, observed_weights, **level)
+    target = _weighted(TARGET, target_by_slice, **level)
+
+    explored = [_exploratory_slice(column, name, stratum == index, before, after, clusters,
+                                   outcome, options)
+                for index, name in enumerate(names) if name not in weights]
+    for other, other_labels in extra.items():
+        present = np.array([label is not None for label in other_labels])
+        text = np.where(present, other_labels, "").astype(str)
+        for value in sorted({label for label in other_labels if label is not None}):
+            explored.append(_exploratory_slice(other, value, present & (text == value), before,
+                                               after, clusters, outcome, options))
+
+    return SliceAnalysis(
+        column=column, outcome=outcome, n=int(n), alpha=settings.alpha, slices=tuple(results),
+        observed=observed, target=target, protected=tuple(family), breaches=tuple(breaches),
+        passed=not breaches, gate_reasons=tuple(_breach_reason(result, column)
+                                                for result in results if result.slice in breaches),
+        exploratory=tuple(explored), warnings=tuple(warnings))
+
+
+@dataclass(frozen=True, eq=False)
+class StratifiedDraws:
+    """Bootstrap draws of every slice's mean difference, from one set of resamples."""
+
+    draws: np.ndarray         # resamples × slices
+    resampling: str           # how the units were redrawn
+    redrawn: int              # crossed clusters: resamples drawn again for missing a slice
+
+    def weighted(self, weights) -> np.ndarray:
+        """Σ_g w_g · d*_g for every resample: the bootstrap distribution of D_w."""
+        return self.draws @ np.asarray(weights, dtype=float)
+
+
+def stratified_differences(change: np.ndarray, stratum: np.ndarray, names: list[str],
+                           cluster_codes: np.ndarray | None, *, resamples: int,
+                           rng: np.random.Generator) -> StratifiedDraws:
+    """Resampled mean paired difference per slice, all slices from the same resamples.
+
+    Without clusters, or with clusters nested in slices, each slice's units are redrawn
+    inside the slice with ``bootstrap.resampled_ratios`` (exact multinomial profiles, so a
+    slice costs O(resamples × distinct unit profiles)); slices are visited in sorted order
+    from one generator. With clusters that span slices, see ``_crossed_differences``.
+    ``stratum`` holds each golden's index into ``names`` (the sorted slice names).
+    """
+    strata = len(names)
+    if cluster_codes is not None and _clusters_span_slices(cluster_codes, stratum):
+        draws, redrawn = _crossed_differences(change, stratum, names, cluster_codes,
+                                              resamples, rng)
+        clusters = int(cluster_codes.max()) + 1
+        return StratifiedDraws(draws, f"whole clusters across slices ({clusters} clusters "
+                                      "span slices)", redrawn)
+    draws = np.empty((resamples, strata))
+    for index in range(strata):
+        inside = stratum == index
+        profiles = _unit_profiles(change[inside],
+                                  None if cluster_codes is None else cluster_codes[inside])
+        draws[:, index] = bootstrap.resampled_ratios(profiles, resamples=resamples, rng=rng)
+    if cluster_codes is None:
+        return StratifiedDraws(draws, "stratified by slice, goldens resampled within each slice", 0)
+    clusters = int(np.unique(cluster_codes).size)
+    return StratifiedDraws(draws, f"stratified by slice, {clusters} clusters resampled within "
+                                  "their slice", 0)
+
+
+def resampled_counts(multiplicity: np.ndarray, resamples: int, rng: np.random.Generator, *,
+                     columns_per_row: int = 1) -> Iterator[tuple[slice, np.ndarray]]:
+    """Blocks of bootstrap counts: how often each profile was drawn, one row per resample.
+
+    Drawing N = Σ multiplicity units with replacement is, in distribution, drawing
+    Multinomial(N, multiplicity / N) counts of the distinct profiles (see ``bootstrap``).
+    When profiles are few that draw is cheap; when nearly every unit is distinct, unit
+    indices are drawn and counted instead. Rows come in blocks so memory stays bounded;
+    ``columns_per_row`` is how wide the caller's per-row work is, to size the blocks.
+    """
+    multiplicity = np.asarray(multiplicity, dtype=np.int64)
+    profiles, units = multiplicity.size, int(multiplicity.sum())
+    width = max(profiles, units) * max(1, columns_per_row)
+    block = max(1, _BLOCK_CELLS // width)
+    if profiles * _MULTINOMIAL_COST < units:
+        probabilities = multiplicity / units
+        for start in range(0, resamples, block):
+            stop = min(resamples, start + block)
+            yield slice(start, stop), rng.multinomial(units, probabilities, size=stop - start)
+        return
+    # One unit per profile (the usual case here) needs no unit → profile lookup.
+    owner = None if units == profiles else np.repeat(np.arange(profiles), multiplicity)
+    index_type = np.int32 if units < 2**31 else np.int64  # int32 draws are cheaper
+    for start in range(0, resamples, block):
+        stop = min(resamples, start + block)
+        picks = rng.integers(0, units, size=(stop - start, units), dtype=index_type)
+        if owner is not None:
+            picks = owner[picks]
+        flat = picks + (np.arange(stop - start, dtype=np.int64) * profiles)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=(stop - start) * profiles)
+        yield slice(start, stop), counts.reshape(stop - start, profiles)
+
+
+def labels_as_text(values, name: str, n: int, *, allow_missing: bool) -> np.ndarray:
+    """One label per golden as text (object array); None where missing, if that is allowed."""
+    if isinstance(values, (str, bytes)):
+        raise ValueError(f"{name} must hold one label per golden, got a single string")
+    try:
+        items = list(values)
+    except TypeError:
+        raise ValueError(f"{name} must hold one label per golden, got {type(values).__name__}") \
+            from None
+    if len(items) != n:
+        raise ValueError(f"{name} must give one label per golden: got {len(items)} labels for "
+                         f"{n} goldens")
+    array = np.asarray(values) if isinstance(values, np.ndarray) else None
+    if array is not None and array.ndim == 1 and array.dtype.kind in "iuUS":
+        # Whole-array conversion: integer and text labels cannot be missing.
+        return np.char.strip(array.astype(str)).astype(object)
+    text = np.empty(n, dtype=object)
+    for position, label in enumerate(items):
+        if label is None or (isinstance(label, float) and math.isnan(label)):
+            if not allow_missing:
+                raise ValueError(f"{name} has no value for the golden at position {position}; "
+                                 "every golden needs a slice label")
+            text[position] = None
+            continue
+        label = label.item() if isinstance(label, np.generic) else label
+        text[position] = str(label).strip()
+    return text
+
+
+def json_ready(value):
+    """Tuples to lists and numpy scalars to Python values, recursively, for ``json.dumps``."""
+    if isinstance(value, dict):
+        return {key: json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(item) for item in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+# ── per-slice comparisons ───────────────────────────────────────────────────────────────
+
+def _declared_slice(name, inside, before, after, clusters, outcome, column, observed_weight,
+                    target_weight, is_protected, options) -> SliceResult:
+    reason = _too_small(inside, clusters, outcome)
+    if reason:
+        raise ValueError(f"declared slice {name!r} of column {column!r} {reason}; add goldens to "
+                         "it or remove it from the design")
+    comparison = _compare(inside, before, after, clusters, outcome, options)
+    return SliceResult(slice=name, n=comparison.n, observed_weight=observed_weight,
+                       target_weight=float(target_weight), protected=is_protected,
+                       comparison=comparison, p_adjusted=None, guardrail=None)
+
+
+def _exploratory_slice(column, name, inside, before, after, clusters, outcome,
+                       options) -> ExploratorySlice:
+    reason = _too_small(inside, clusters, outcome)
+    comparison = None if reason else _compare(inside, before, after, clusters, outcome, options)
+    note = EXPLORATORY_NOTE if not reason else f"{EXPLORATORY_NOTE} Not compared: it {reason}."
+    return ExploratorySlice(column=column, slice=name, n=int(np.count_nonzero(inside)),
+                            comparison=comparison, note=note)
+
+
+def _compare(inside, before, after, clusters, outcome, options):
+    compare = compare_binary if outcome == BINARY else compare_continuous
+    subset = None if clusters is None else np.asarray(clusters, dtype=object)[inside]
+    return compare(before[inside], after[inside], clusters=subset, **options)
+
+
+def _too_small(inside, clusters, outcome) -> str | None:
+    """Why a slice cannot be compared on its own, or None when it can."""
+    n = int(np.count_nonzero(inside))
+    if outcome == CONTINUOUS and n < 2:
+        return f"has {n} golden, and a continuous comparison needs at least 2"
+    if clusters is not None:
+        count = len({str(label) for label in np.asarray(clusters, dtype=object)[inside]})
+        if count < 2:
+            return f"has {count} cluster, and a clustered comparison needs at least 2"
+    return None
+
+
+def _protected_family(results, alpha):
+    """Holm over the protected slices' p-values, then breached / unconfirmed / clear."""
+    guarded = [index for index, result in enumerate(results) if result.protected]
+    adjusted = holm([results[index].comparison.p_value for index in guarded])
+    breaches, unconfirmed = [], []
+    results = list(results)
+    for index, p_adjusted in zip(guarded, adjusted):
+        result = results[index]
+        below_zero = result.comparison.high < 0
+        if below_zero and p_adjusted < alpha:
+            status = BREACHED
+            breaches.append(result.slice)
+        elif below_zero:
+            status = UNCONFIRMED
+            unconfirmed.append(result.slice)
+        else:
+            status = CLEAR
+        results[index] = dataclasses.replace(result, p_adjusted=float(p_adjusted),
+                                             guardrail=status)
+    return results, breaches, unconfirmed
+
+
+def _breach_reason(result: SliceResult, column: str) -> str:
+    comparison = result.comparison
+    return (f"guardrail breach: protected slice {result.slice!r} of {column!r} regressed, "
+            f"difference {comparison.difference:+.4f} (interval {comparison.low:+.4f} to "
+            f"{comparison.high:+.4f}, Holm-adjusted p = {result.p_adjusted:.3g}, "
+            f"n = {comparison.n}); the gate fails whatever the overall verdict")
+
+
+# ── weighted overall estimates ──────────────────────────────────────────────────────────
+
+def _weighted(population, weights_by_slice, *, names, stratum, before, after,
+              draws: StratifiedDraws, settings) -> WeightedDifference:
+    """D_w = Σ_g w_g · d_g (summed slice by slice with fsum) and its percentile interval."""
+    weights = np.array([weights_by_slice[name] for name in names], dtype=float)
+    means_before = _slice_means(before.astype(float), stratum, len(names))
+    means_after = _slice_means(after.astype(float), stratum, len(names))
+    differences = _slice_means(after.astype(float) - before.astype(float), stratum, len(names))
+    difference = math.fsum(weights * differences)
+    low, high = (float(bound) for bound in
+                 np.quantile(draws.weighted(weights), [settings.alpha / 2, 1 - settings.alpha / 2]))
+    return WeightedDifference(
+        population=population, weights=dict(zip(names, weights.tolist())),
+        baseline=math.fsum(weights * means_before), variant=math.fsum(weights * means_after),
+        difference=difference, low=low, high=high, verdict=verdict_from_interval(low, high),
+        noninferiority=noninferiority_from_interval(low, high, settings.margin),
+        margin=settings.margin, alpha=settings.alpha, resamples=settings.resamples,
+        seed=settings.seed, resampling=draws.resampling, redrawn=int(draws.redrawn))
+
+
+def _slice_means(values: np.ndarray, stratum: np.ndarray, strata: int) -> np.ndarray:
+    """Mean per slice, each summed in sorted order so the result ignores row order."""
+    return np.array([math.fsum(np.sort(values[stratum == index])) /
+                     np.count_nonzero(stratum == index) for index in range(strata)])
+
+
+def _unit_profiles(change: np.ndarray, codes: np.ndarray | None) -> bootstrap.Profiles:
+    if codes is None:
+        return bootstrap.profiles_of_pairs(change)
+    order = np.lexsort((change, codes))  # a fixed order makes the float sums order-invariant
+    codes_sorted, change_sorted = codes[order], change[order]
+    starts = np.flatnonzero(np.r_[True, codes_sorted[1:] != codes_sorted[:-1]])
+    totals = np.add.reduceat(change_sorted, starts)
+    sizes = np.diff(np.r_[starts, codes_sorted.size]).astype(float)
+    return bootstrap.profiles_of_clusters(totals, sizes)
+
+
+def _clusters_span_slices(cluster_codes: np.ndarray, stratum: np.ndarray) -> bool:
+    pairs = np.unique(np.stack([cluster_codes, stratum]), axis=1).shape[1]
+    return pairs > np.unique(cluster_codes).size
+
+
+def _crossed_differences(change, stratum, names, cluster_codes, resamples, rng):
+    """Whole clusters redrawn across slices; each carries its total and size in every slice.
+
+    A resample is K clusters drawn with replacement; slice g's difference is
+    Σ_k c_k · T_kg / Σ_k c_k · S_kg. A resample with no golden of some slice has no value
+    for it and is drawn again; the expected share of such resamples is bounded by
+    Σ_g (1 − K_g/K)^K (K_g clusters touch slice g), and the run is refused above
+    ``_MAX_MISS_PROBABILITY`` because the redraws would then distort the interval.
+    """
+    strata, codes = len(names), cluster_codes  # dense codes 0 … K−1 from as_cluster_codes
+    clusters = int(codes.max()) + 1
+    order = np.lexsort((change, stratum, codes))
+    key = codes[order] * strata + stratum[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    cells = key[starts]
+    totals = np.zeros((clusters, strata))
+    sizes = np.zeros((clusters, strata))
+    totals[cells // strata, cells % strata] = np.add.reduceat(change[order], starts)
+    sizes[cells // strata, cells % strata] = np.diff(np.r_[starts, key.size])
+    touching = np.count_nonzero(sizes > 0, axis=0)
+    miss = float(np.sum((1 - touching / clusters) ** clusters))
+    if miss > _MAX_MISS_PROBABILITY:
+        thinnest = int(np.argmin(touching))
+        raise ValueError(
+            f"clusters span slices, and slice {names[thinnest]!r} has goldens from "
+            f"only {int(touching[thinnest])} of {clusters} clusters: about {miss:.0%} of cluster "
+            "resamples would miss a slice entirely; add clusters to the thin slices, declare "
+            "coarser slices, or choose a cluster column nested in the slice column")
+    profiles, multiplicity = np.unique(np.hstack([totals, sizes]), axis=0, return_counts=True)
+    profile_totals, profile_sizes = profiles[:, :strata], profiles[:, strata:]
+    draws = np.empty((resamples, strata))
+    filled, redrawn = 0, 0
+    while filled < resamples:
+        for rows, counts in resampled_counts(multiplicity, resamples - filled, rng,
+                                             columns_per_row=strata):
+            counts = counts.astype(float)
+            denominators = counts @ profile_sizes
+            complete = np.all(denominators > 0, axis=1)
+            kept = (counts @ profile_totals)[complete] / denominators[complete]
+            draws[filled:filled + kept.shape[0]] = kept
+            filled += kept.shape[0]
+            redrawn += int(np.count_nonzero(~complete))
+    return draws, redrawn
+
+
+# ── validation ──────────────────────────────────────────────────────────────────────────
+
+@dataclass(frozen=True)
+class _Settings:
+    alpha: float
+    power: float
+    resamples: int
+    seed: int | None
+    margin: float | None
+
+
+def _check_settings(alpha, power, resamples, seed, margin) -> _Settings:
+    as_rng(seed)  # refuses a bad seed with the shared message
+    return _Settings(alpha=check_alpha(alpha), power=check_power(power),
+                     resamples=check_resamples(resamples),
+                     seed=None if isinstance(seed, np.random.Generator) else int(seed),
+                     margin=check_margin(margin))
+
+
+def _check_outcome(outcome) -> str:
+    if outcome not in (BINARY, CONTINUOUS):
+        raise ValueError(f"outcome must be {BINARY!r} (pass/fail) or {CONTINUOUS!r} (a score), "
+                         f"got {outcome!r}")
+    return outcome
+
+
+def _check_column(column, name) -> str:
+    if not isinstance(column, str) or not column.strip():
+        raise ValueError(f"{name} must be a non-empty column name, got {column!r}")
+    return column
+
+
+def _as_outcomes(baseline, variant, outcome):
+    read = as_binary if outcome == BINARY else as_finite
+    before, after = read(baseline, "baseline"), read(variant, "variant")
+    check_same_length(before, after)
+    return before, after
+
+
+def _check_target_weights(target_weights) -> dict[str, float]:
+    if not isinstance(target_weights, Mapping) or not target_weights:
+        raise ValueError("target_weights must map each declared slice to its weight in the "
+                         f"target population, e.g. {{'new': 0.5, 'established': 0.5}}; got "
+                         f"{target_weights!r}")
+    weights: dict[str, float] = {}
+    for key, weight in target_weights.items():
+        if key is None or (isinstance(key, float) and math.isnan(key)) or not str(key).strip():
+            raise ValueError(f"target_weights has an empty slice name: {key!r}")
+        name = str(key.item() if isinstance(key, np.generic) else key).strip()
+        if name in weights:
+            raise ValueError(f"target_weights names slice {name!r} twice (as text)")
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or \
+                not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"target weight of slice {name!r} must be a non-negative number, "
+                             f"got {weight!r}")
+        weights[name] = float(weight)
+    total = math.fsum(weights.values())
+    if abs(total - 1.0) > _WEIGHT_SUM_TOLERANCE:
+        raise ValueError(f"target weights must sum to 1, got {total:.6g} over {sorted(weights)}; "
+                         "give each slice its share of the target population")
+    return weights
+
+
+def _check_protected(protected, weights) -> list[str]:
+    if protected is None:
+        return []
+    if isinstance(protected, (str, bytes)):
+        raise ValueError("protected must be a list of slice names, got a single string; "
+                         f"write [{protected!r}]")
+    family = [str(name).strip() for name in protected]
+    if len(set(family)) != len(family):
+        raise ValueError(f"protected names a slice twice: {family}")
+    unknown = [name for name in family if name not in weights]
+    if unknown:
+        raise ValueError(f"protected slice {unknown[0]!r} is not among the target weights "
+                         f"{sorted(weights)}; declare it there (a weight of 0 is allowed)")
+    return sorted(family)
+
+
+def _check_exploratory(exploratory, column, n) -> dict[str, np.ndarray]:
+    if exploratory is None:
+        return {}
+    if not isinstance(exploratory, Mapping):
+        raise ValueError("exploratory must map column names to one label per golden, got "
+                         f"{type(exploratory).__name__}")
+    checked = {}
+    for name in sorted(exploratory, key=str):
+        other = _check_column(name, "an exploratory column")
+        if other == column:
+            raise ValueError(f"column {column!r} is the declared slice column; its undeclared "
+                             "values are shown as exploratory already, do not list it again")
+        checked[other] = labels_as_text(exploratory[name], f"exploratory column {other!r}", n,
+                                        allow_missing=True)
+    return checked

@@ -1,0 +1,60 @@
+"""Comparison: the paired verdict on the primary metric, the criterion attribution, and the
+retrieval metrics, all read from the seeded bootstrap interval."""
+
+
+import dagster as dg
+
+import pandas as pd
+
+from langchef_core import experiment as core
+from langchef_core.experiment import DesignState, ItemScores, TableLoad
+
+from .metadata import markdown_table, verdict_line
+from .partitions import experiments
+
+GROUP = "comparison"
+
+
+@dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+def retrieval_comparison(design: DesignState, arm_runs: dict, qrels: TableLoad, pools: TableLoad,
+                         goldens: TableLoad) -> dg.MaterializeResult:
+    """Per-query recall, MRR, nDCG … of both arms, compared pairwise per metric and label
+    source, with zero-positive coverage and the chance level of sampled pools."""
+    runs = {arm: load.frame for arm, load in arm_runs.items()}
+    result = core.retrieval_comparison(design.design, runs, qrels.frame, pools.frame, goldens.frame)
+    if result is None:
+        return dg.MaterializeResult(value=None, metadata={"retrieval": dg.MetadataValue.text("not a retrieval design")})
+    rows = [{"metric": item.metric, "source": item.source,
+             "difference": item.comparison.difference if item.comparison else None,
+             "low": item.comparison.low if item.comparison else None,
+             "high": item.comparison.high if item.comparison else None,
+             "verdict": item.comparison.verdict if item.comparison else item.skipped}
+            for item in result.comparisons]
+    return dg.MaterializeResult(value=result, metadata={"metrics": markdown_table(pd.DataFrame(rows))})
+
+
+@dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+def paired_comparison(design: DesignState, item_scores: ItemScores,
+                      retrieval_comparison) -> dg.MaterializeResult:
+    """The pre-registered primary metric, compared on paired goldens: exact McNemar, seeded
+    bootstrap interval (which decides the verdict), and the smallest detectable effect."""
+    result = core.primary_result(design.design, item_scores, retrieval_comparison)
+    return dg.MaterializeResult(value=result, metadata={
+        "verdict": dg.MetadataValue.md(verdict_line(result, metric=design.design.primary)),
+        "difference": dg.MetadataValue.float(result.difference),
+        "detection limit": dg.MetadataValue.float(result.detection_limit),
+        "design sha256": dg.MetadataValue.text(design.design.sha256)})
+
+
+@dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+def criterion_attribution(design: DesignState, item_scores: ItemScores) -> dg.MaterializeResult:
+    """Which judge criterion moved: the same paired test inside each cited criterion,
+    Holm-corrected across the criteria, plus what no criterion explains."""
+    result = core.criterion_attribution(design.design, item_scores)
+    if result is None:
+        return dg.MaterializeResult(value=None, metadata={"criteria": dg.MetadataValue.text("not a judged design")})
+    table = result.criteria[["criterion", "broke", "fixed", "difference", "low", "high", "p_adjusted",
+                             "direction", "detection_limit"]]
+    return dg.MaterializeResult(value=result, metadata={
+        "criteria": markdown_table(table),
+        "unattributed difference": dg.MetadataValue.float(result.unattributed.difference)})

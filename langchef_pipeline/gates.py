@@ -1,0 +1,125 @@
+"""Blocking gates: nothing is read out unless the design was approved before any traffic,
+every golden was scored in both arms, one pinned judge scored them, and (for retrieval)
+both arms ranked the same pools with enough labelled queries.
+
+Each check calls one pure rule of langchef_core.gates / langchef_core.experiment; an ERROR
+stops every downstream asset and its sentence shows in the UI.
+"""
+
+
+import dagster as dg
+
+from langchef_core import gates as rules
+from langchef_core.experiment import DesignState, TableLoad, coverage_check, pool_check
+
+from .inputs import arm_runs, design, pools, qrels
+from .metadata import markdown_table
+from .partitions import experiments
+from .resources import JudgeResource, WorkspaceResource
+
+
+def gate_result(check: rules.GateCheck) -> dg.AssetCheckResult:
+    metadata = {key: dg.MetadataValue.text(str(value)) for key, value in check.details.items()}
+    if check.warnings:
+        metadata["warnings"] = dg.MetadataValue.md("\n".join(f"- {w}" for w in check.warnings))
+    return dg.AssetCheckResult(passed=check.passed, severity=dg.AssetCheckSeverity.ERROR,
+                               description=check.sentence, metadata=metadata)
+
+
+def not_evaluated(loads: list[TableLoad]) -> dg.AssetCheckResult | None:
+    """Invalid input already fails its own validity check; a gate on it cannot be judged."""
+    failed = [load.label for load in loads if not load.ok]
+    if not failed:
+        return None
+    return dg.AssetCheckResult(passed=False, severity=dg.AssetCheckSeverity.ERROR,
+                               description=f"not evaluated: {', '.join(failed)} failed validation")
+
+
+def _frames(runs: dict[str, TableLoad]) -> tuple[dict, dict]:
+    return ({arm: load.frame for arm, load in runs.items()},
+            {arm: load.label for arm, load in runs.items()})
+
+
+@dg.asset_check(asset=design, blocking=True, partitions_def=experiments)
+def design_is_approved(design: DesignState) -> dg.AssetCheckResult:
+    """A person approved exactly this design (its SHA-256), and it was not edited since."""
+    return gate_result(rules.design_is_approved(design.design, design.approval))
+
+
+@dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments,
+                additional_ins={"design": dg.AssetIn("design")})
+def approved_before_traffic(arm_runs: dict, design: DesignState) -> dg.AssetCheckResult:
+    """No run row was created before the approval (rows without created_at are reported as
+    unverifiable)."""
+    skipped = not_evaluated(list(arm_runs.values()))
+    if skipped:
+        return skipped
+    frames, files = _frames(arm_runs)
+    return gate_result(rules.approved_before_traffic(design.approval, frames, files=files,
+                                                     design=design.design))
+
+
+@dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments,
+                additional_ins={"design": dg.AssetIn("design"), "goldens": dg.AssetIn("goldens")})
+def runs_are_complete(arm_runs: dict, design: DesignState, goldens: TableLoad) -> dg.AssetCheckResult:
+    """Runs exist for exactly the design's two arms and score every golden of the suite in
+    both (no interim looks: the readout waits until all are scored)."""
+    skipped = not_evaluated([goldens, *arm_runs.values()])
+    if skipped:
+        return skipped
+    frames, files = _frames(arm_runs)
+    arms = rules.arms_match_design(design.design, frames)
+    if not arms.passed:
+        return gate_result(arms)
+    return gate_result(rules.runs_are_complete(design.design, goldens.frame, frames, files=files,
+                                               goldens_file=goldens.label))
+
+
+@dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments,
+                additional_ins={"design": dg.AssetIn("design")})
+def judge_is_pinned(arm_runs: dict, design: DesignState, workspace: WorkspaceResource,
+                    judge: JudgeResource) -> dg.AssetCheckResult:
+    """Upstream verdicts, where runs carry them, all come from the one judge the design pins."""
+    skipped = not_evaluated(list(arm_runs.values()))
+    if skipped:
+        return skipped
+    frames, files = _frames(arm_runs)
+    pinned = judge.for_design(design.design, workspace.get()).id
+    return gate_result(rules.judge_is_pinned(frames, pinned, files=files, design=design.design))
+
+
+@dg.asset_check(asset=pools, blocking=True, partitions_def=experiments,
+                additional_ins={"design": dg.AssetIn("design"), "arm_runs": dg.AssetIn("arm_runs")})
+def pools_are_identical(pools: TableLoad, design: DesignState, arm_runs: dict) -> dg.AssetCheckResult:
+    """Both arms ranked the same candidate pool for every query, and every retrieved
+    document belongs to it (checked from the data, never assumed)."""
+    if design.design.retrieval is None:
+        return dg.AssetCheckResult(passed=True, description="not a retrieval design")
+    skipped = not_evaluated([pools, *arm_runs.values()])
+    if skipped:
+        return skipped
+    frames, files = _frames(arm_runs)
+    result = pool_check(design.design, frames, files, pools.frame, pools.label)
+    metadata = {"queries": result.n_queries, "differing queries": result.n_differing,
+                "retrieved outside the pool": result.n_outside,
+                "first differing": dg.MetadataValue.text(", ".join(result.differing_queries) or "none")}
+    return dg.AssetCheckResult(passed=result.passed, severity=dg.AssetCheckSeverity.ERROR,
+                               description=result.reason, metadata=metadata)
+
+
+@dg.asset_check(asset=qrels, blocking=True, partitions_def=experiments,
+                additional_ins={"design": dg.AssetIn("design"), "arm_runs": dg.AssetIn("arm_runs")})
+def zero_positive_coverage(qrels: TableLoad, design: DesignState, arm_runs: dict) -> dg.AssetCheckResult:
+    """Enough of the suite's queries have a positive label for recall and nDCG to mean
+    something (design: retrieval.min_coverage)."""
+    if design.design.retrieval is None:
+        return dg.AssetCheckResult(passed=True, description="not a retrieval design")
+    skipped = not_evaluated([qrels, *arm_runs.values()])
+    if skipped:
+        return skipped
+    frames, _ = _frames(arm_runs)
+    result = coverage_check(design.design, frames, qrels.frame)
+    return dg.AssetCheckResult(passed=result.passed, severity=dg.AssetCheckSeverity.ERROR,
+                               description=result.sentence,
+                               metadata={"coverage": dg.MetadataValue.float(result.coverage),
+                                         "by arm and source": markdown_table(result.table)})

@@ -1,0 +1,77 @@
+"""Materialise one experiment's partition in process: what `langchef readout NAME` runs.
+
+The same assets, checks and resources as `dagster dev`, so the command line and the UI
+produce the same readout.json. A refused or failed readout raises ReadoutFailed with the
+sentence of the first blocking check (or step) that stopped it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+
+from langchef_core.workspace import Workspace
+
+from .definitions import ASSETS, CHECKS
+from .partitions import experiments
+from .resources import JudgeResource, WorkspaceResource
+
+
+class ReadoutFailed(RuntimeError):
+    """The readout was not taken; ``reasons`` lists every blocking failure in order."""
+
+    def __init__(self, reasons: list[str]):
+        self.reasons = reasons
+        super().__init__(reasons[0] if reasons else "the readout run failed")
+
+
+def instance_for_cli() -> dg.DagsterInstance:
+    """The persistent instance when DAGSTER_HOME is set (runs show in `dagster dev`),
+    otherwise an ephemeral one."""
+    return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+
+
+def materialize_experiment(workspace: Workspace, experiment: str, *,
+                           instance: dg.DagsterInstance | None = None) -> dg.ExecuteInProcessResult:
+    instance = instance or instance_for_cli()
+    if not instance.has_dynamic_partition(experiments.name, experiment):
+        instance.add_dynamic_partitions(experiments.name, [experiment])
+    resources = {"workspace": WorkspaceResource(root=str(workspace.root),
+                                                reports=str(workspace.reports_root) if workspace.reports_root else None),
+                 "judge": JudgeResource()}
+    return dg.materialize([*ASSETS, *CHECKS], partition_key=experiment, instance=instance,
+                          resources=resources, raise_on_error=False)
+
+
+def readout_experiment(workspace: Workspace, experiment: str, *,
+                       instance: dg.DagsterInstance | None = None) -> Path:
+    """Take the readout of one experiment; returns the path of its readout.json."""
+    workspace.design_path(experiment)  # refuses unsafe names before anything runs
+    result = materialize_experiment(workspace, experiment, instance=instance)
+    if not result.success:
+        raise ReadoutFailed(failure_reasons(result))
+    return Path(result.output_for_node("readout_report").readout_path)
+
+
+def failure_reasons(result: dg.ExecuteInProcessResult) -> list[str]:
+    """Blocking check failures first (they say why), then failed steps."""
+    reasons = []
+    for evaluation in result.get_asset_check_evaluations():
+        if not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR:
+            reasons.append(f"{evaluation.check_name}: {evaluation.description}")
+    for event in result.get_step_failure_events():
+        data = event.step_failure_data
+        message = data.user_failure_data.description if data.user_failure_data else None
+        reasons.append(f"{event.step_key}: {message or _innermost(data.error)}")
+    return reasons
+
+
+def _innermost(error) -> str:
+    """Dagster wraps a step's exception; the user's own message is the deepest cause."""
+    if error is None:
+        return "failed"
+    while error.cause is not None:
+        error = error.cause
+    return error.message.strip().splitlines()[-1]

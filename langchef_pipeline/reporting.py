@@ -1,0 +1,74 @@
+"""Reporting: the readout document, its versioned static HTML page, and the report index."""
+
+
+from datetime import datetime, timezone
+
+import dagster as dg
+
+from langchef_core.experiment import DesignState, Evidence, ItemScores, TableLoad, readout_document
+from langchef_core.ledger import Ledger
+from langchef_core.publish import Published, publish_readout
+
+from .partitions import experiments
+from .resources import WorkspaceResource
+
+GROUP = "reporting"
+
+
+@dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"json"})
+def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: TableLoad, pools: TableLoad,
+            item_scores: ItemScores, paired_comparison, criterion_attribution, retrieval_comparison,
+            workspace: WorkspaceResource) -> dg.MaterializeResult:
+    """The readout (readout.json): every result of this experiment, the design as approved,
+    input fingerprints, warnings, and the CI gate's decision."""
+    evidence = Evidence(
+        state=design, tables=(goldens, *arm_runs.values(), qrels, pools),
+        runs={arm: load.frame for arm, load in arm_runs.items()}, scores=item_scores,
+        primary=paired_comparison, attribution=criterion_attribution, retrieval=retrieval_comparison,
+        judge={"id": item_scores.judge_id, "kind": design.design.judge.kind,
+               "settings": item_scores.judge or design.design.judge.to_dict()})
+    from langchef_core.experiment import inputs_fingerprint
+    with Ledger.for_workspace(workspace.get()) as ledger:
+        looks = ledger.looks(design.design.sha256, inputs_fingerprint(evidence.tables)[0])
+    document = readout_document(evidence, looks)
+    gate = document["gate"]
+    return dg.MaterializeResult(value=document, metadata={
+        "gate": dg.MetadataValue.text("passed" if gate["passed"] else "not passed: " + "; ".join(gate["reasons"])),
+        "warnings": len(document["warnings"]), "look": looks.look_number})
+
+
+@dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"html"})
+def readout_report(readout: dict, workspace: WorkspaceResource) -> dg.MaterializeResult:
+    """The versioned static HTML readout, reports/<experiment>/v<N>/ (never overwritten; an
+    identical readout reuses its version), recorded in the workspace ledger."""
+    published = publish(workspace, readout)
+    return dg.MaterializeResult(value=published, metadata={
+        "version": published.version, "new version": published.new,
+        "report": dg.MetadataValue.path(published.report_path),
+        "report url": dg.MetadataValue.url("file://" + published.report_path),
+        "readout.json": dg.MetadataValue.path(published.readout_path)})
+
+
+@dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"html"}, deps=[readout_report])
+def report_index(workspace: WorkspaceResource) -> dg.MaterializeResult:
+    """reports/index.html: every experiment and readout version with its verdict and link."""
+    from langchef_core.report import write_index
+    path = write_index(workspace.get().reports, datetime.now(timezone.utc))
+    return dg.MaterializeResult(value=str(path), metadata={
+        "index": dg.MetadataValue.path(str(path)), "index url": dg.MetadataValue.url(f"file://{path}")})
+
+
+def publish(workspace: WorkspaceResource, document: dict) -> Published:
+    """Write the version folder and, when it is new, append it to the ledger."""
+    from langchef_core.report import render_report, template_sha256
+    space = workspace.get()
+    now = datetime.now(timezone.utc)
+    published = publish_readout(space.reports, document, created_at=now, render_html=render_report,
+                                manifest={"template_sha256": template_sha256(),
+                                          "inputs": document["inputs"]})
+    if published.new:
+        with Ledger.for_workspace(space) as ledger:
+            ledger.record_readout(document["experiment"], document["design"]["sha256"],
+                                  document["inputs"]["sha256"], published.version,
+                                  document["primary"]["verdict"], taken_at=now)
+    return published

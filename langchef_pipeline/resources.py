@@ -1,0 +1,39 @@
+"""Resources: where the workspace is, and which judge scores the answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from langchef_core.design import Design
+from langchef_core.judges import Judge, build_judge, default_cache_path
+from langchef_core.workspace import Workspace
+
+
+class WorkspaceResource(dg.ConfigurableResource):
+    """The langchef workspace folder (ARCHITECTURE §4).
+
+    ``root`` unset means `$LANGCHEF_WORKSPACE`, else `./evals`, resolved when a run starts
+    (never at import time); ``reports`` moves the reports folder out of the workspace.
+    """
+
+    root: str | None = None
+    reports: str | None = None
+
+    def get(self) -> Workspace:
+        return Workspace.at(self.root, reports=self.reports)
+
+
+class JudgeResource(dg.ConfigurableResource):
+    """Builds the judge a design pins, with a verdict cache in the workspace.
+
+    The design decides *which* judge (its kind, model, prompt version, thresholds: the judge
+    id); this resource only says where its cache lives.
+    """
+
+    cache_path: str | None = None
+
+    def for_design(self, design: Design, workspace: Workspace) -> Judge:
+        cache = Path(self.cache_path) if self.cache_path else default_cache_path(workspace.root)
+        return build_judge(design.judge.to_dict(), cache_path=cache, criteria=list(design.criteria))

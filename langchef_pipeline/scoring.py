@@ -1,0 +1,27 @@
+"""Scoring: every golden of both arms gets a verdict from the pinned judge (or its
+correctness, for classification), paired by golden."""
+
+
+import dagster as dg
+
+from langchef_core.experiment import DesignState, ItemScores, TableLoad, score_items
+
+from .partitions import experiments
+from .resources import JudgeResource, WorkspaceResource
+
+
+@dg.asset(partitions_def=experiments, group_name="scoring", kinds={"python"})
+def item_scores(design: DesignState, goldens: TableLoad, arm_runs: dict,
+                workspace: WorkspaceResource, judge: JudgeResource) -> dg.MaterializeResult:
+    """Per-golden verdicts of both arms (judge verdict + cited criterion), paired by golden."""
+    state = design.design
+    runs = {arm: load.frame for arm, load in arm_runs.items()}
+    files = {arm: load.label for arm, load in arm_runs.items()}
+    scorer = judge.for_design(state, workspace.get()) if state.primary == "pass_rate" else None
+    scores: ItemScores = score_items(state, goldens.frame, runs, scorer, files)
+    frame = scores.frame
+    metadata = {"goldens": len(frame), "judge": dg.MetadataValue.text(scores.judge_id or "(none)")}
+    if "baseline_pass" in frame.columns:
+        metadata["baseline passes"] = int(frame["baseline_pass"].sum())
+        metadata["variant passes"] = int(frame["variant_pass"].sum())
+    return dg.MaterializeResult(value=scores, metadata=metadata)

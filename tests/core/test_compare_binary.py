@@ -1,0 +1,129 @@
+"""compare_binary: the paired verdict, its interval, p-value, limit and input checks."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import langchef_core as lc
+from langchef_core import bootstrap
+
+
+def paired_arms(both_pass, broke, fixed, both_fail):
+    """Pass/fail outcomes for the four cells of the paired 2x2 table."""
+    baseline = np.r_[np.ones(both_pass + broke), np.zeros(fixed + both_fail)].astype(bool)
+    variant = np.r_[np.ones(both_pass), np.zeros(broke), np.ones(fixed), np.zeros(both_fail)]
+    return baseline, variant.astype(bool)
+
+
+def test_counts_rates_and_difference():
+    baseline, variant = paired_arms(57, 18, 0, 15)
+    result = lc.compare_binary(baseline, variant)
+    assert (result.n, result.broke, result.fixed, result.both_pass, result.both_fail) == (90, 18, 0, 57, 15)
+    assert result.baseline_rate == pytest.approx(75 / 90)
+    assert result.variant_rate == pytest.approx(57 / 90)
+    assert result.difference == pytest.approx(-0.2)
+    assert result.p_value == lc.mcnemar_exact(18, 0)
+    assert result.detection_limit == pytest.approx(lc.detection_limit(90, 18))
+
+
+def test_verdict_follows_the_interval_not_the_p_value():
+    # Five fixes and nothing broken: exact p = 0.0625 but the interval clears zero.
+    baseline, variant = paired_arms(80, 0, 5, 5)
+    result = lc.compare_binary(baseline, variant)
+    assert result.p_value == pytest.approx(0.0625)
+    assert result.low > 0 and result.verdict == "improvement"
+
+
+def test_nothing_flipped_is_inconclusive_with_a_finite_limit():
+    baseline, variant = paired_arms(70, 0, 0, 20)
+    result = lc.compare_binary(baseline, variant)
+    assert (result.low, result.high, result.p_value) == (0.0, 0.0, 1.0)
+    assert result.verdict == "inconclusive"
+    assert 0 < result.detection_limit < 0.07
+
+
+def test_same_seed_same_numbers_and_row_order_does_not_matter():
+    baseline, variant = paired_arms(50, 12, 7, 21)
+    first = lc.compare_binary(baseline, variant, seed=3).to_dict()
+    order = np.random.default_rng(1).permutation(baseline.size)
+    shuffled = lc.compare_binary(baseline[order], variant[order], seed=3).to_dict()
+    assert first == shuffled
+    assert first == lc.compare_binary(baseline, variant, seed=3).to_dict()
+
+
+def test_clustered_comparison_is_row_order_invariant():
+    rng = np.random.default_rng(2)
+    baseline = rng.random(300) < 0.7
+    variant = rng.random(300) < 0.6
+    users = rng.integers(0, 40, 300).astype(str)
+    first = lc.compare_binary(baseline, variant, clusters=users).to_dict()
+    order = rng.permutation(300)
+    assert lc.compare_binary(baseline[order], variant[order], clusters=users[order]).to_dict() == first
+
+
+def test_multinomial_bootstrap_has_the_distribution_of_pair_resampling():
+    # Resampling n pairs with replacement makes (broke*, fixed*) multinomial, so the
+    # difference has mean (f - b)/n and variance ((b + f)/n - ((f - b)/n)^2)/n exactly.
+    n, broke, fixed = 200, 30, 12
+    profiles = bootstrap.Profiles(np.array([-1.0, 0.0, 1.0]), np.ones(3),
+                                  np.array([broke, n - broke - fixed, fixed]))
+    draws = bootstrap.resampled_ratios(profiles, resamples=200_000, rng=np.random.default_rng(0))
+    mean = (fixed - broke) / n
+    variance = ((broke + fixed) / n - mean**2) / n
+    assert draws.mean() == pytest.approx(mean, abs=4 * np.sqrt(variance / draws.size))
+    assert draws.var() == pytest.approx(variance, rel=0.01)
+    # ... and its quantiles agree with a brute-force pair bootstrap.
+    pairs = np.r_[-np.ones(broke), np.zeros(n - broke - fixed), np.ones(fixed)]
+    brute = pairs[np.random.default_rng(1).integers(0, n, (20_000, n))].mean(axis=1)
+    assert stats.ks_2samp(draws[:20_000], brute).pvalue > 0.001
+
+
+def test_non_inferiority_outcomes():
+    baseline, variant = paired_arms(880, 12, 10, 98)  # -0.2 points on 1000 goldens
+    held = lc.compare_binary(baseline, variant, margin=0.03)
+    assert held.noninferiority == "held" and held.low > -0.03
+    unresolved = lc.compare_binary(baseline, variant, margin=0.005)
+    assert unresolved.noninferiority == "unresolved"
+    worse_b, worse_v = paired_arms(800, 90, 10, 100)  # -8 points
+    failed = lc.compare_binary(worse_b, worse_v, margin=0.03)
+    assert failed.noninferiority == "failed" and failed.high < -0.03
+    assert lc.compare_binary(baseline, variant).noninferiority is None
+
+
+def test_to_dict_is_plain_json():
+    import json
+    baseline, variant = paired_arms(50, 12, 7, 21)
+    payload = lc.compare_binary(baseline, variant, margin=0.02).to_dict()
+    assert json.loads(json.dumps(payload)) == payload
+    assert {"n", "difference", "low", "high", "p_value", "verdict", "detection_limit",
+            "noninferiority", "broke", "fixed", "baseline_rate", "variant_rate"} <= set(payload)
+
+
+def test_accepts_integer_and_float_outcomes():
+    baseline, variant = paired_arms(50, 12, 7, 21)
+    assert lc.compare_binary(baseline.astype(int), variant.astype(float)).to_dict() == \
+        lc.compare_binary(baseline, variant).to_dict()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(baseline=[1, 0, 1], variant=[1, 0]), "got lengths 3 and 2"),
+    (dict(baseline=[], variant=[]), "baseline is empty"),
+    (dict(baseline=[1, float("nan")], variant=[1, 0]), "baseline has a missing value \\(NaN\\) at position 1"),
+    (dict(baseline=[1, 0], variant=[1, 2]), "variant must be binary .* got 2 at position 1"),
+    (dict(baseline=["pass", "fail"], variant=[1, 0]), "must hold pass/fail outcomes as booleans or 0/1"),
+    (dict(baseline=[[1, 0]], variant=[[1, 0]]), "must be one-dimensional"),
+    (dict(baseline=[1, 0], variant=[1, 0], alpha=0), "alpha must be a number strictly between 0 and 1"),
+    (dict(baseline=[1, 0], variant=[1, 0], alpha=1.2), "alpha must be a number strictly between 0 and 1"),
+    (dict(baseline=[1, 0], variant=[1, 0], power=0), "power must be a number strictly between 0 and 1"),
+    (dict(baseline=[1, 0], variant=[1, 0], resamples=999), "resamples must be at least 1000"),
+    (dict(baseline=[1, 0], variant=[1, 0], resamples=1e4), "resamples must be a whole number"),
+    (dict(baseline=[1, 0], variant=[1, 0], seed=-1), "seed must be a non-negative whole number"),
+    (dict(baseline=[1, 0], variant=[1, 0], margin=0), "margin must be positive"),
+    (dict(baseline=[1, 0], variant=[1, 0], margin="3%"), "margin must be a positive number or None"),
+    (dict(baseline=[1, 0], variant=[1, 0], clusters=["a"]), "one label per pair"),
+    (dict(baseline=[1, 0], variant=[1, 0], clusters=["a", None]), "clusters has a missing label at position 1"),
+    (dict(baseline=[1, 0], variant=[1, 0], clusters=["a", "a"]), "at least 2 clusters"),
+])
+def test_rejected_inputs_say_what_is_wrong(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        lc.compare_binary(**kwargs)

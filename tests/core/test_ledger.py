@@ -1,0 +1,126 @@
+"""The ledger: append-only, counts repeated looks, migrates its schema in order."""
+
+import sqlite3
+from datetime import datetime, timezone
+
+import pytest
+
+from langchef_core.ledger import MIGRATIONS, Ledger, Migration, fingerprint_files
+from langchef_core.workspace import Workspace
+
+DESIGN, OTHER_DESIGN = "d" * 64, "e" * 64
+DATA_A, DATA_B, DATA_C = "a" * 64, "b" * 64, "c" * 64
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    with Ledger.for_workspace(Workspace(tmp_path)) as opened:
+        yield opened
+
+
+def test_lives_in_the_workspace_root(tmp_path, ledger):
+    assert ledger.path == tmp_path / "langchef.sqlite" and ledger.path.is_file()
+    assert ledger.schema_version == len(MIGRATIONS)
+
+
+def test_records_are_read_back_in_order_with_utc_times(ledger):
+    taken = datetime(2024, 5, 2, 9, 30, tzinfo=timezone.utc)
+    entry, looks = ledger.record_readout("rerank", DESIGN, DATA_A, 1, "regression", taken_at=taken)
+    assert entry.taken_at == "2024-05-02T09:30:00Z" and entry.version == 1
+    ledger.record_readout("other", OTHER_DESIGN, DATA_A, 1, "inconclusive")
+    assert [e.experiment for e in ledger.readouts()] == ["rerank", "other"]
+    assert ledger.readouts(experiment="rerank") == [entry]
+    assert [e.verdict for e in ledger.readouts(design_sha256=OTHER_DESIGN)] == ["inconclusive"]
+
+
+def test_first_look_is_not_repeated(ledger):
+    looks = ledger.looks(DESIGN, DATA_A)
+    assert (looks.look_number, looks.repeated, looks.warning) == (1, False, None)
+
+
+def test_reading_the_same_data_again_is_not_a_new_look(ledger):
+    ledger.record_readout("rerank", DESIGN, DATA_A, 1, "regression")
+    looks = ledger.looks(DESIGN, DATA_A)
+    assert (looks.look_number, looks.repeated, looks.same_inputs_readouts) == (1, False, 1)
+
+
+def test_other_data_under_the_same_design_is_a_repeated_look_with_its_count(ledger):
+    _, first = ledger.record_readout("rerank", DESIGN, DATA_A, 1, "inconclusive")
+    _, second = ledger.record_readout("rerank", DESIGN, DATA_B, 2, "inconclusive")
+    _, third = ledger.record_readout("rerank", DESIGN, DATA_C, 3, "improvement")
+    assert [first.look_number, second.look_number, third.look_number] == [1, 2, 3]
+    assert third.repeated and third.earlier_inputs == 2
+    assert "already read out on 2 other sets of data (this is look 3)" in third.warning
+    # Re-rendering the first look later keeps it the first look.
+    assert ledger.looks(DESIGN, DATA_A).look_number == 1
+    assert ledger.looks(DESIGN, DATA_B).look_number == 2
+    # A different design hash (a re-approved edit) starts its own count.
+    assert ledger.looks(OTHER_DESIGN, DATA_C).look_number == 1
+
+
+def test_rows_can_be_neither_updated_nor_deleted(ledger):
+    ledger.record_readout("rerank", DESIGN, DATA_A, 1, "regression")
+    connection = sqlite3.connect(ledger.path)
+    try:
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            connection.execute("UPDATE readouts SET verdict = 'improvement'")
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            connection.execute("DELETE FROM readouts")
+    finally:
+        connection.close()
+    assert [e.verdict for e in ledger.readouts()] == ["regression"]
+
+
+def test_entries_survive_reopening(tmp_path):
+    with Ledger(tmp_path / "l.sqlite") as first:
+        first.record_readout("rerank", DESIGN, DATA_A, 1, "regression")
+    with Ledger(tmp_path / "l.sqlite") as second:
+        assert len(second.readouts()) == 1 and second.looks(DESIGN, DATA_B).look_number == 2
+
+
+def test_a_later_migration_adds_a_table_to_an_existing_ledger(tmp_path):
+    path = tmp_path / "l.sqlite"
+    with Ledger(path) as old:
+        old.record_readout("rerank", DESIGN, DATA_A, 1, "regression")
+    extra = Migration(len(MIGRATIONS) + 1, "anchor judgements",
+                      ("CREATE TABLE anchor_judgements (id INTEGER PRIMARY KEY, kappa REAL)",))
+    with Ledger(path, migrations=MIGRATIONS + (extra,)) as upgraded:
+        assert upgraded.schema_version == len(MIGRATIONS) + 1
+        assert len(upgraded.readouts()) == 1
+    # Opening again applies nothing twice.
+    with Ledger(path, migrations=MIGRATIONS + (extra,)) as again:
+        assert again.schema_version == len(MIGRATIONS) + 1
+    # Code that knows fewer steps refuses a ledger written by a newer version.
+    with pytest.raises(ValueError, match="newer langchef"):
+        Ledger(path)
+
+
+def test_migrations_must_be_numbered_in_order(tmp_path):
+    with pytest.raises(ValueError, match="numbered 1, 2, 3"):
+        Ledger(tmp_path / "l.sqlite", migrations=(Migration(2, "gap", ()),))
+
+
+@pytest.mark.parametrize("arguments, words", [
+    (("rerank", "not-a-hash", DATA_A, 1, "regression"), "design_sha256"),
+    (("rerank", DESIGN, DATA_A.upper(), 1, "regression"), "inputs_sha256"),
+    (("rerank", DESIGN, DATA_A, 0, "regression"), "version"),
+    (("", DESIGN, DATA_A, 1, "regression"), "experiment"),
+    (("rerank", DESIGN, DATA_A, 1, ""), "verdict"),
+])
+def test_bad_entries_are_refused_before_writing(ledger, arguments, words):
+    with pytest.raises(ValueError, match=words):
+        ledger.record_readout(*arguments)
+    assert ledger.readouts() == []
+
+
+def test_fingerprint_depends_on_bytes_and_labels_not_on_order(tmp_path):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_bytes(b'{"example_id": "q1"}\n')
+    two.write_bytes(b'{"example_id": "q2"}\n')
+    forward = fingerprint_files({"runs/x/base.jsonl": one, "runs/x/rerank.jsonl": two})
+    backward = fingerprint_files({"runs/x/rerank.jsonl": two, "runs/x/base.jsonl": one})
+    assert forward == backward and len(forward) == 64
+    swapped = fingerprint_files({"runs/x/base.jsonl": two, "runs/x/rerank.jsonl": one})
+    assert swapped != forward
+    two.write_bytes(b'{"example_id": "q2"} \n')
+    assert fingerprint_files({"runs/x/base.jsonl": one, "runs/x/rerank.jsonl": two}) != forward

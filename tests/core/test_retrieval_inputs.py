@@ -1,0 +1,188 @@
+"""Bad retrieval input: each case raises one InputError naming file, column and row."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import langchef_core as lc
+from langchef_core.errors import InputError
+from langchef_core.retrieval import candidate_pool, long_run, qrels_table
+from langchef_core.tables import read_table
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def write_csv(path, text):
+    path.write_text(text)
+    return path
+
+
+def raised(call) -> InputError:
+    with pytest.raises(InputError) as info:
+        call()
+    return info.value
+
+
+def check(error: InputError, *, file, column, row, words):
+    assert error.file == file and error.column == column and error.row == row, error.describe()
+    assert words in str(error)
+    assert str(error).startswith(f"{file}, column '{column}', row {row}:")
+
+
+def test_run_row_without_a_rank(tmp_path):
+    path = write_jsonl(tmp_path / "run.jsonl", [
+        {"query_id": "q1", "doc_id": "a", "rank": 1},
+        {"query_id": "q1", "doc_id": "b"}])
+    error = raised(lambda: long_run(read_table(path), file="runs/x/base.jsonl"))
+    check(error, file="runs/x/base.jsonl", column="rank", row=2, words="missing rank")
+
+
+def test_run_without_a_rank_column():
+    frame = pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"]})
+    error = raised(lambda: long_run(frame, file="run.csv"))
+    assert error.column == "rank" and "missing column" in str(error)
+
+
+@pytest.mark.parametrize("rank, words", [("1.5", "not a whole number"), ("abc", "not a whole number"),
+                                         ("0", "not positive"), ("-2", "not positive")])
+def test_non_integer_or_non_positive_rank_in_a_csv(tmp_path, rank, words):
+    path = write_csv(tmp_path / "run.csv", f"query_id,doc_id,rank\nq1,a,1\nq1,b,{rank}\n")
+    error = raised(lambda: long_run(read_table(path), file="run.csv"))
+    check(error, file="run.csv", column="rank", row=2, words=words)
+
+
+@pytest.mark.parametrize("rank", [2.5, True, 0, -1])
+def test_non_integer_or_non_positive_rank_in_json(tmp_path, rank):
+    path = write_jsonl(tmp_path / "run.jsonl", [{"query_id": "q", "doc_id": "a", "rank": 1},
+                                               {"query_id": "q", "doc_id": "b", "rank": 2},
+                                               {"query_id": "q", "doc_id": "c", "rank": rank}])
+    error = raised(lambda: long_run(read_table(path), file="run.jsonl"))
+    assert (error.file, error.column, error.row) == ("run.jsonl", "rank", 3)
+
+
+def test_whole_number_ranks_written_as_strings_or_floats_are_accepted():
+    frame = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": ["1", 2.0]})
+    assert long_run(frame)["rank"].tolist() == [1, 2]
+
+
+def test_duplicated_query_and_rank(tmp_path):
+    path = write_jsonl(tmp_path / "run.jsonl", [
+        {"query_id": "q1", "doc_id": "a", "rank": 1},
+        {"query_id": "q2", "doc_id": "a", "rank": 1},
+        {"query_id": "q1", "doc_id": "b", "rank": 1}])
+    error = raised(lambda: long_run(read_table(path), file="run.jsonl"))
+    check(error, file="run.jsonl", column="rank", row=3, words="tie in rank")
+
+
+@pytest.mark.parametrize("relevant", [2, -1, 0.5, "yes", None])
+def test_relevance_outside_zero_one(tmp_path, relevant):
+    path = write_jsonl(tmp_path / "qrels.jsonl", [
+        {"query_id": "q1", "doc_id": "a", "relevant": 1, "source": "human"},
+        {"query_id": "q1", "doc_id": "b", "relevant": relevant, "source": "human"}])
+    error = raised(lambda: qrels_table(read_table(path), file="qrels/s.jsonl"))
+    assert (error.file, error.column, error.row) == ("qrels/s.jsonl", "relevant", 2)
+
+
+def test_relevance_spellings_that_are_binary_are_accepted():
+    frame = pd.DataFrame({"query_id": ["q"] * 4, "doc_id": list("abcd"),
+                          "relevant": [True, "0", 1.0, "1"]})
+    assert qrels_table(frame)["relevant"].tolist() == [1, 0, 1, 1]
+
+
+@pytest.mark.parametrize("source", ["Human", "expert", "", None])
+def test_unknown_source(tmp_path, source):
+    path = write_jsonl(tmp_path / "qrels.jsonl", [
+        {"query_id": "q1", "doc_id": "a", "relevant": 1, "source": "click"},
+        {"query_id": "q1", "doc_id": "b", "relevant": 1, "source": source}])
+    error = raised(lambda: qrels_table(read_table(path), file="qrels.jsonl"))
+    assert (error.file, error.column, error.row) == ("qrels.jsonl", "source", 2)
+
+
+def test_workspace_qrels_must_say_their_source():
+    frame = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevant": [1]})
+    error = raised(lambda: lc.Judgements.from_frame(frame, file="qrels.jsonl", require_source=True))
+    assert error.column == "source" and "missing column" in str(error)
+
+
+def test_the_same_judgement_twice_is_refused():
+    frame = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "relevant": [1, 0],
+                          "source": ["human", "human"]})
+    error = raised(lambda: qrels_table(frame, file="qrels.csv"))
+    assert (error.column, error.row) == ("doc_id", 2)
+
+
+def test_queries_in_a_run_that_are_not_goldens(tmp_path):
+    path = write_jsonl(tmp_path / "arm.jsonl", [
+        {"example_id": "g1", "retrieved": ["a"]},
+        {"example_id": "stray", "retrieved": ["b"]}])
+    error = raised(lambda: lc.arm_run_to_long(read_table(path), file="runs/e/variant.jsonl",
+                                              goldens=["g1", "g2"]))
+    check(error, file="runs/e/variant.jsonl", column="example_id", row=2, words="not one of the goldens")
+    long = pd.DataFrame({"query_id": ["g1", "g9"], "doc_id": ["a", "b"], "rank": [1, 1]})
+    error = raised(lambda: lc.RankedRun.from_frame(long, file="run.csv", goldens=["g1"]))
+    assert (error.column, error.row) == ("query_id", 2)
+
+
+def test_empty_files(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_text("")
+    error = raised(lambda: read_table(path, label="runs/e/base.jsonl"))
+    assert "empty" in str(error) and error.file == "runs/e/base.jsonl"
+    empty = pd.DataFrame(columns=["query_id", "doc_id", "rank"])
+    for call in (lambda: long_run(empty, file="run.csv"),
+                 lambda: qrels_table(empty.rename(columns={"rank": "relevant"}), file="qrels.csv"),
+                 lambda: candidate_pool(empty[["query_id", "doc_id"]], file="pools.csv")):
+        error = raised(call)
+        assert "the table is empty" in str(error)
+
+
+def test_a_doc_id_that_is_nan(tmp_path):
+    path = write_csv(tmp_path / "run.csv", "query_id,doc_id,rank\nq1,a,1\nq1,,2\n")
+    error = raised(lambda: long_run(read_table(path), file="run.csv"))
+    check(error, file="run.csv", column="doc_id", row=2, words="missing id")
+    frame = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", np.nan], "relevant": [1, 1]})
+    error = raised(lambda: qrels_table(frame, file="qrels.jsonl"))
+    assert (error.column, error.row) == ("doc_id", 2)
+    pool = pd.DataFrame({"query_id": ["q", "q"], "doc_id": [np.nan, "b"]})
+    assert raised(lambda: candidate_pool(pool, file="pools.jsonl")).row == 1
+
+
+def test_a_nan_doc_id_inside_a_retrieved_list(tmp_path):
+    path = tmp_path / "arm.jsonl"
+    path.write_text('{"example_id": "g1", "retrieved": ["a"]}\n'
+                    '{"example_id": "g2", "retrieved": ["b", NaN]}\n')
+    error = raised(lambda: lc.arm_run_to_long(read_table(path), file="arm.jsonl"))
+    check(error, file="arm.jsonl", column="retrieved", row=2, words="item 2 of the list")
+
+
+def test_a_missing_retrieved_list_is_refused_but_an_empty_one_is_fine():
+    frame = pd.DataFrame({"example_id": ["g1", "g2"], "retrieved": [[], None]})
+    error = raised(lambda: lc.arm_run_to_long(frame, file="arm.jsonl"))
+    assert (error.column, error.row) == ("retrieved", 2) and "write []" in str(error)
+
+
+def test_repeated_examples_in_an_arm_run():
+    frame = pd.DataFrame({"example_id": ["g1", "g1"], "retrieved": [["a"], ["b"]]})
+    error = raised(lambda: lc.arm_run_to_long(frame, file="arm.jsonl"))
+    assert (error.column, error.row) == ("example_id", 2)
+
+
+def test_ids_are_compared_as_strings_and_odd_ids_are_refused():
+    run = pd.DataFrame({"query_id": [1, 1], "doc_id": [17, 18], "rank": [1, 2]})
+    labels = pd.DataFrame({"query_id": ["1"], "doc_id": ["17"], "relevant": [1]})
+    assert lc.retrieval_metrics(run, labels, k=1)["recall"].tolist() == [1.0]
+    for bad in (True, 1.5, ""):
+        frame = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", bad], "rank": [1, 2]},
+                             dtype=object)
+        assert raised(lambda: long_run(frame, file="run.jsonl")).row == 2
+
+
+def test_a_pool_listing_a_candidate_twice():
+    pool = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"]})
+    error = raised(lambda: candidate_pool(pool, file="pools/s.jsonl"))
+    assert (error.file, error.column, error.row) == ("pools/s.jsonl", "doc_id", 2)

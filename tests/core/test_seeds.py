@@ -1,0 +1,185 @@
+"""compare_seeds: between-seed spread, the seed-aware interval, refusal of re-runs."""
+
+import json
+
+import numpy as np
+import pytest
+
+import langchef_core as lc
+from langchef_core import seeds as seeds_module
+
+
+def trained_seeds(rng, n, rates, golden_difficulty=None):
+    """One pass/fail vector per seed; goldens share a difficulty so seeds are correlated."""
+    difficulty = rng.normal(0, 1, n) if golden_difficulty is None else golden_difficulty
+    runs = {}
+    for k, rate in enumerate(rates, start=1):
+        threshold = np.quantile(difficulty, 1 - rate)
+        runs[f"seed{k}"] = difficulty + rng.normal(0, 0.5, n) > threshold
+    return runs
+
+
+def test_spread_reports_each_seed_and_its_variation():
+    baseline = {"seed1": [1, 1, 0, 0], "seed2": [1, 1, 1, 0], "seed10": [1, 0, 0, 0]}
+    variant = {"seed1": [1, 1, 1, 1], "seed2": [1, 1, 1, 0], "seed10": [1, 1, 0, 1]}
+    result = lc.compare_seeds(baseline, variant, resamples=1000)
+    spread = result.baseline
+    assert list(spread.per_seed) == ["seed1", "seed2", "seed10"]  # seed2 before seed10
+    assert spread.per_seed == {"seed1": 0.5, "seed2": 0.75, "seed10": 0.25}
+    assert spread.mean == pytest.approx(0.5)
+    assert spread.sd == pytest.approx(np.std([0.5, 0.75, 0.25], ddof=1))
+    assert (spread.min, spread.max, spread.n_seeds) == (0.25, 0.75, 3)
+    assert result.comparison.difference == pytest.approx(np.mean([1.0, 0.75, 0.75]) - 0.5)
+    assert result.comparison.baseline_seeds == result.comparison.variant_seeds == 3
+
+
+def test_interval_is_wider_than_a_golden_only_interval_when_seeds_disagree():
+    rng = np.random.default_rng(1)
+    difficulty = rng.normal(0, 1, 2000)
+    baseline = trained_seeds(rng, 2000, [0.55, 0.65, 0.75], difficulty)
+    variant = trained_seeds(rng, 2000, [0.60, 0.70, 0.80], difficulty)
+    result = lc.compare_seeds(baseline, variant, resamples=2000)
+    # Golden-only: compare one seed of each arm as if each arm were one checkpoint.
+    single = lc.compare_binary(baseline["seed2"], variant["seed2"], resamples=2000)
+    seed_width = result.comparison.high - result.comparison.low
+    assert seed_width > 3 * (single.high - single.low)
+    assert result.comparison.verdict == "inconclusive"  # 3 seeds a side cannot settle +5 points
+    assert result.baseline.sd == pytest.approx(0.1, abs=0.02)
+
+
+def test_one_golden_draw_is_shared_by_every_seed_of_both_arms():
+    # Per-golden noise is large but identical in every run; the variant adds exactly 0.1.
+    # Only a shared golden draw cancels the noise; independent draws per seed could not.
+    rng = np.random.default_rng(2)
+    noise = rng.normal(0, 1, 800)
+    baseline = {f"seed{k}": noise + 1e-3 * k for k in range(1, 4)}
+    variant = {f"seed{k}": noise + 0.1 + 1e-3 * k for k in range(1, 4)}
+    comparison = lc.compare_seeds(baseline, variant, resamples=2000).comparison
+    assert comparison.difference == pytest.approx(0.1)
+    assert comparison.low > 0.09 and comparison.high < 0.11
+    assert comparison.verdict == "improvement"
+
+
+def test_interval_matches_a_direct_two_level_bootstrap():
+    # Direct version: draw golden indices once, apply to every seed, then draw seeds per arm.
+    # Different draws, so the bounds agree to Monte-Carlo error (8 000 resamples each).
+    rng = np.random.default_rng(3)
+    difficulty = rng.normal(0, 1, 300)
+    baseline = trained_seeds(rng, 300, [0.6, 0.64, 0.7], difficulty)
+    variant = trained_seeds(rng, 300, [0.66, 0.7, 0.72, 0.75], difficulty)
+    result = lc.compare_seeds(baseline, variant, resamples=8000, seed=4).comparison
+    b = np.array(list(baseline.values()), dtype=float)
+    v = np.array(list(variant.values()), dtype=float)
+    direct_rng = np.random.default_rng(50)
+    picks = direct_rng.integers(0, 300, size=(8000, 300))
+    b_means = b[:, picks].mean(axis=2)  # seeds × resamples
+    v_means = v[:, picks].mean(axis=2)
+    b_pick = direct_rng.integers(0, 3, size=(8000, 3))
+    v_pick = direct_rng.integers(0, 4, size=(8000, 4))
+    columns = np.arange(8000)[:, None]
+    direct = v_means.T[columns, v_pick].mean(axis=1) - b_means.T[columns, b_pick].mean(axis=1)
+    low, high = np.quantile(direct, [0.025, 0.975])
+    width = high - low
+    assert result.low == pytest.approx(low, abs=0.05 * width)
+    assert result.high == pytest.approx(high, abs=0.05 * width)
+    assert result.detection_limit == pytest.approx(
+        lc.power.z_multiplier(0.05, 0.8) * np.std(direct, ddof=1), rel=0.05)
+
+
+def test_clusters_and_row_order():
+    rng = np.random.default_rng(5)
+    n = 400
+    users = rng.integers(0, 50, n)
+    baseline = trained_seeds(rng, n, [0.5, 0.55])
+    variant = trained_seeds(rng, n, [0.6, 0.62])
+    first = lc.compare_seeds(baseline, variant, clusters=users, resamples=2000, seed=8)
+    assert first.comparison.n_clusters == 50 and "50 clusters" in first.comparison.resampling
+    order = rng.permutation(n)
+    second = lc.compare_seeds({k: v[order] for k, v in baseline.items()},
+                              {k: v[order] for k, v in variant.items()},
+                              clusters=users[order], resamples=2000, seed=8)
+    assert json.dumps(first.to_dict()) == json.dumps(second.to_dict())
+    unclustered = lc.compare_seeds(baseline, variant, resamples=2000, seed=8)
+    assert unclustered.comparison.n_clusters is None
+
+
+def test_identical_outputs_across_seeds_are_refused_by_name():
+    outputs = [f"answer {i}" for i in range(6)]
+    baseline = {"seed1": [1, 0, 1, 1, 0, 1], "seed2": [1, 1, 1, 0, 0, 1]}
+    # A stochastic judge scored the re-run differently, but the outputs are the same text.
+    variant = {"seed1": [1, 1, 1, 1, 0, 1], "seed2": [1, 1, 0, 1, 1, 1]}
+    result = lc.compare_seeds(baseline, variant, variant_outputs={"seed1": outputs,
+                                                                 "seed2": list(outputs)},
+                              resamples=1000)
+    assert result.refused is True and result.comparison is None
+    [refusal] = result.refusals
+    assert (refusal.arm, refusal.seeds, refusal.evidence) == ("variant", ("seed1", "seed2"),
+                                                              "outputs")
+    assert result.gate_reasons == (refusal.reason,)
+    assert "'seed1' and 'seed2'" in refusal.reason and "one checkpoint" in refusal.reason
+    assert result.variant.n_seeds == 2  # the spread is still shown
+
+
+def test_identical_outcomes_are_refused_when_outputs_are_absent_only():
+    same = [1, 0, 1, 1, 0, 1]
+    baseline = {"seed1": same, "seed2": list(same)}
+    variant = {"seed1": [1, 1, 1, 1, 0, 1], "seed2": [0, 1, 1, 1, 0, 1]}
+    refused = lc.compare_seeds(baseline, variant, resamples=1000)
+    assert refused.refused and refused.refusals[0].evidence == "outcomes"
+    # Different outputs that happen to score the same are two models, not one.
+    accepted = lc.compare_seeds(baseline, variant, resamples=1000, baseline_outputs={
+        "seed1": list("abcdef"), "seed2": list("abcdeg")})
+    assert accepted.refused is False and accepted.comparison is not None
+
+
+def test_a_single_run_arm_is_a_fixed_system():
+    rng = np.random.default_rng(6)
+    baseline = {"seed1": rng.random(200) < 0.6}
+    variant = trained_seeds(rng, 200, [0.6, 0.65, 0.7])
+    result = lc.compare_seeds(baseline, variant, declared_seeds=3, resamples=1000)
+    assert result.baseline.sd is None and result.baseline.n_seeds == 1
+    assert result.comparison.baseline_seeds == 1
+
+
+def test_parse_seed_run():
+    assert lc.parse_seed_run("variant@seed3") == ("variant", "seed3")
+    assert lc.parse_seed_run("rag-v2@seed12") == ("rag-v2", "seed12")
+    assert lc.parse_seed_run("baseline") == ("baseline", None)
+    assert lc.parse_seed_run("variant@latest") == ("variant@latest", None)
+
+
+def test_to_dict_is_plain_json():
+    rng = np.random.default_rng(7)
+    result = lc.compare_seeds(trained_seeds(rng, 50, [0.5, 0.6]), trained_seeds(rng, 50, [0.6, 0.7]),
+                              resamples=1000)
+    data = result.to_dict()
+    assert json.loads(json.dumps(data)) == data
+
+
+@pytest.mark.parametrize("baseline, variant, kwargs, message", [
+    ({"seed1": [1, 0]}, {"seed1": [1, 1]}, {}, "neither arm has two seeds"),
+    ({"seed1": [1, 0], "seed2": [1, 1, 0]}, {"seed1": [1, 1]}, {}, "same goldens"),
+    ({"seed1": [1, 0], "seed2": [0, 1]}, {"seed1": [1, 1], "seed2": [1, 0]},
+     {"declared_seeds": 3}, "declares 3 seeds"),
+    ({"seed1": [1, 0], "seed2": [0, 1]}, {"seed1": [1, 1]}, {"declared_seeds": 1}, "at least 2"),
+    ({"seed1": [1, float("nan")], "seed2": [0, 1]}, {"seed1": [1, 1]}, {}, "missing or infinite"),
+    ({"seed1": ["a", "b"], "seed2": [0, 1]}, {"seed1": [1, 1]}, {}, "pass/fail outcomes or"),
+    ([[1, 0], [0, 1]], {"seed1": [1, 1]}, {}, "map each seed name"),
+    ({"seed1": [1, 0], "seed2": [0, 1]}, {"seed1": [1, 1]},
+     {"baseline_outputs": {"seed7": ["x", "y"]}}, "no outcomes"),
+    ({"seed1": [1, 0], "seed2": [0, 1]}, {"seed1": [1, 1]},
+     {"baseline_outputs": {"seed1": ["x"]}}, "one text per golden"),
+])
+def test_rejected_inputs_say_what_to_fix(baseline, variant, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        lc.compare_seeds(baseline, variant, resamples=1000, **kwargs)
+
+
+def test_two_level_bootstrap_reuses_profiles_for_pass_fail():
+    # Pass/fail over 3 seeds has at most 2^6 per-golden profiles across both arms: the draw
+    # is multinomial over profiles, and its mean is the observed difference.
+    rng = np.random.default_rng(9)
+    scores = (rng.random((6, 5000)) < 0.6).astype(float)
+    differences = seeds_module._two_level_bootstrap(scores, 3, None, 2000, np.random.default_rng(1))
+    observed = scores[3:].mean() - scores[:3].mean()
+    assert differences.mean() == pytest.approx(observed, abs=0.002)

@@ -1,0 +1,145 @@
+"""Simulations for slices: stratified cluster coverage, planted protected regressions.
+
+Seeded, so deterministic. The data-generating model has real intra-cluster correlation:
+each user has an ability a_u ~ N(0, 1) shared by both arms and a personal treatment effect
+b_u ~ N(0, 1); each golden a difficulty e ~ N(0, 0.5²) shared by both arms. A golden passes
+when μ + a_u (+ b_u for the variant) + e + ε > 0 with ε ~ N(0, 1), so the true pass rate of
+slice g is Φ(μ_g / √(1 + Σ variances)) and the true weighted difference is known exactly.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+import langchef_core as lc
+from langchef_core import slices as slices_module
+
+pytestmark = pytest.mark.slow
+
+NAMES = ["a", "b"]
+MU = {"a": (0.3, 0.5), "b": (0.0, -0.2)}  # (baseline, variant) probit means per slice
+ABILITY, EFFECT, DIFFICULTY = 1.0, 1.0, 0.5
+TARGET = np.array([0.3, 0.7])
+
+
+def true_weighted_difference(weights):
+    baseline_scale = np.sqrt(1 + ABILITY**2 + DIFFICULTY**2)
+    variant_scale = np.sqrt(1 + ABILITY**2 + EFFECT**2 + DIFFICULTY**2)
+    return sum(w * (norm.cdf(MU[g][1] / variant_scale) - norm.cdf(MU[g][0] / baseline_scale))
+               for w, g in zip(weights, NAMES))
+
+
+def users_with_slices(rng, users, share_a, nested):
+    """Per-golden paired differences, slice index and user; 2-10 goldens per user.
+
+    Nested: each user belongs to one slice. Crossed: each golden draws its own slice, so a
+    user's goldens fall in both slices and their correlation crosses slices.
+    """
+    sizes = rng.integers(2, 11, users)
+    user = np.repeat(np.arange(users), sizes)
+    ability = rng.normal(0, ABILITY, users)[user]
+    effect = rng.normal(0, EFFECT, users)[user]
+    if nested:
+        stratum = (user >= int(users * share_a)).astype(int)
+    else:
+        stratum = (rng.random(user.size) >= share_a).astype(int)
+    mu_before = np.array([MU[g][0] for g in NAMES])[stratum]
+    mu_after = np.array([MU[g][1] for g in NAMES])[stratum]
+    difficulty = rng.normal(0, DIFFICULTY, user.size)
+    before = mu_before + ability + difficulty + rng.normal(0, 1, user.size) > 0
+    after = mu_after + ability + effect + difficulty + rng.normal(0, 1, user.size) > 0
+    return after.astype(float) - before.astype(float), stratum, user
+
+
+def weighted_interval(change, stratum, clusters, seed):
+    draws = slices_module.stratified_differences(change, stratum, NAMES, clusters,
+                                                 resamples=1000, rng=np.random.default_rng(seed))
+    return np.quantile(draws.weighted(TARGET), [0.025, 0.975]), draws.resampling
+
+
+def test_stratified_cluster_interval_keeps_its_coverage_under_intra_cluster_correlation():
+    truth = true_weighted_difference(TARGET)
+    rng = np.random.default_rng(2024)
+    hits, naive_hits = [], []
+    for replicate in range(2000):
+        change, stratum, user = users_with_slices(rng, 300, 0.6, nested=True)
+        (low, high), resampling = weighted_interval(change, stratum, user, replicate)
+        hits.append(low <= truth <= high)
+        if replicate < 500:  # resampling goldens as if independent: visibly too narrow
+            (low, high), _ = weighted_interval(change, stratum, None, replicate)
+            naive_hits.append(low <= truth <= high)
+    assert "within their slice" in resampling
+    # Measured with 4000 replicates while building: 0.950 clustered, 0.841 naive.
+    assert 0.94 <= np.mean(hits) <= 0.96
+    assert np.mean(naive_hits) < 0.90
+
+
+def test_planted_protected_regression_under_an_overall_improvement_is_caught():
+    rng = np.random.default_rng(7)
+    caught, improved = [], []
+    for replicate in range(300):
+        baseline, variant, labels = _three_slices(rng, new_broke=0.25, new_fixed=0.05)
+        result = lc.compare_slices(baseline, variant, labels, column="segment",
+                                   target_weights={"established": 0.5, "new": 0.2,
+                                                   "returning": 0.3},
+                                   protected=["new", "returning"], resamples=1000,
+                                   seed=replicate)
+        improved.append(result.observed.verdict == "improvement")
+        caught.append(result.breaches == ("new",) and not result.passed)
+    # Overall +4.4 points (z ≈ 4.4) hides new users at −20 points (z ≈ 4, Holm over 2).
+    assert np.mean(improved) >= 0.95
+    assert np.mean(caught) >= 0.90
+
+
+def test_protected_slices_without_a_regression_rarely_breach():
+    rng = np.random.default_rng(8)
+    false_breaches = []
+    for replicate in range(600):
+        baseline, variant, labels = _three_slices(rng, new_broke=0.10, new_fixed=0.10)
+        result = lc.compare_slices(baseline, variant, labels, column="segment",
+                                   target_weights={"established": 0.5, "new": 0.2,
+                                                   "returning": 0.3},
+                                   protected=["new", "returning"], resamples=1000,
+                                   seed=replicate)
+        false_breaches.append(not result.passed)
+    # Family-wise: a breach needs one side of zero and Holm p < 0.05 over both slices.
+    assert np.mean(false_breaches) <= 0.05
+
+
+def test_weighted_estimates_equal_a_hand_computation_on_random_data():
+    rng = np.random.default_rng(9)
+    for replicate in range(20):
+        n = int(rng.integers(50, 400))
+        frame = pd.DataFrame({"slice": rng.choice(["p", "q", "r", "s"], n, p=[0.4, 0.3, 0.2, 0.1]),
+                              "baseline": rng.random(n) < 0.6, "variant": rng.random(n) < 0.65})
+        frame.loc[:3, "slice"] = ["p", "q", "r", "s"]  # every slice present
+        weights = dict(zip(["p", "q", "r", "s"], rng.dirichlet(np.ones(4))))
+        result = lc.compare_slices(frame["baseline"], frame["variant"], frame["slice"],
+                                   column="slice", target_weights=weights, resamples=1000,
+                                   seed=replicate)
+        rates = frame.groupby("slice")[["baseline", "variant"]].mean()
+        by_hand = sum(weights[g] * (rates.loc[g, "variant"] - rates.loc[g, "baseline"])
+                      for g in weights)
+        shares = frame["slice"].value_counts(normalize=True)
+        observed = sum(shares[g] * (rates.loc[g, "variant"] - rates.loc[g, "baseline"])
+                       for g in weights)
+        assert result.target.difference == pytest.approx(by_hand, abs=1e-12)
+        assert result.observed.difference == pytest.approx(observed, abs=1e-12)
+        assert result.target.baseline == pytest.approx(
+            sum(weights[g] * rates.loc[g, "baseline"] for g in weights), abs=1e-12)
+
+
+def _three_slices(rng, *, new_broke, new_fixed):
+    """1200 established (+8 points), 120 new (as given), 300 returning (no change)."""
+    plan = [("established", 1200, 0.04, 0.12), ("new", 120, new_broke, new_fixed),
+            ("returning", 300, 0.06, 0.06)]
+    baseline, variant, labels = [], [], []
+    for name, n, p_broke, p_fixed in plan:
+        u = rng.random(n)
+        change = np.where(u < p_broke, -1, np.where(u < p_broke + p_fixed, 1, 0))
+        before = np.where(change == -1, True, np.where(change == 1, False, rng.random(n) < 0.6))
+        baseline.append(before)
+        variant.append(np.where(change == 0, before, ~before))
+        labels += [name] * n
+    return np.concatenate(baseline), np.concatenate(variant), np.array(labels)
