@@ -29,17 +29,18 @@ from .gates import (GateCheck, GateRefusal, GateResult, ReadoutGate, Refusal,
                     approved_before_traffic, arms_match_design, check_gates, design_is_approved,
                     judge_is_pinned, readout_gate, runs_are_complete)
 from .ledger import Ledger, LedgerEntry, Looks, fingerprint_files
-from .retrieval import (ChanceLevels, Coverage, Judgements, MetricComparison, MetricSummary,
-                        PoolCheck, QueryMetrics, RankedRun, RetrievalComparison,
+from .retrieval import (ChanceLevels, Coverage, CoverageCheck, Judgements, MetricComparison,
+                        MetricSummary, PoolCheck, QueryMetrics, RankedRun, RetrievalComparison,
                         RetrievalSettings, RetrievalSummary, ZeroPositiveGroup,
                         apply_zero_positive_policy, arm_run_to_long, chance_levels, check_pools,
-                        compare_retrieval, hit_chance_one_positive, retrieval_metrics,
-                        retrieval_metrics_arrays, summarize_retrieval)
+                        check_zero_positive_coverage, compare_retrieval, hit_chance_one_positive,
+                        retrieval_metrics, retrieval_metrics_arrays, summarize_retrieval)
 from .classification import (ClassCounts, ClassificationComparison, classification_correct,
                              classification_outcomes, compare_classification, normalize_label)
 from .judges import (Judge, Judgement, JudgeError, OpenAICompatibleJudge, RecordedJudge,
                      RubricJudge, build_judge)
 from .demo import DemoManifest, build_demo_workspace
+from .report import render_index, render_report, template_sha256, write_index
 
 from ._version import __version__  # noqa: E402
 
@@ -62,13 +63,15 @@ __all__ = [
     "arms_match_design", "check_gates", "design_is_approved", "judge_is_pinned", "readout_gate",
     "runs_are_complete",
     "Ledger", "LedgerEntry", "Looks", "fingerprint_files",
-    "ChanceLevels", "Coverage", "Judgements", "MetricComparison", "MetricSummary", "PoolCheck",
-    "QueryMetrics", "RankedRun", "RetrievalComparison", "RetrievalSettings", "RetrievalSummary",
-    "ZeroPositiveGroup", "apply_zero_positive_policy", "arm_run_to_long", "chance_levels",
-    "check_pools", "compare_retrieval", "hit_chance_one_positive", "retrieval_metrics",
+    "ChanceLevels", "Coverage", "CoverageCheck", "Judgements", "MetricComparison",
+    "MetricSummary", "PoolCheck", "QueryMetrics", "RankedRun", "RetrievalComparison",
+    "RetrievalSettings", "RetrievalSummary", "ZeroPositiveGroup", "apply_zero_positive_policy",
+    "arm_run_to_long", "chance_levels", "check_pools", "check_zero_positive_coverage",
+    "compare_retrieval", "hit_chance_one_positive", "retrieval_metrics",
     "retrieval_metrics_arrays", "summarize_retrieval",
     "ClassCounts", "ClassificationComparison", "classification_correct", "classification_outcomes",
     "compare_classification", "normalize_label",
     "Judge", "JudgeError", "Judgement", "OpenAICompatibleJudge", "RecordedJudge",
     "RubricJudge", "build_judge", "DemoManifest", "build_demo_workspace",
+    "render_index", "render_report", "template_sha256", "write_index",
 ]

@@ -772,8 +772,8 @@ def _guardrails(value, fields: _Fields) -> tuple[Guardrail, ...]:
                           hint="write the tolerated relative increase, e.g. 0.10 for ten per cent"),
         )
         if (guardrail.metric, guardrail.statistic) in seen:
-            raise fields.error(here, f"{guardrail.statistic} of {guardrail.metric} is guarded twice",
-                               hint="keep one limit per metric and statistic")
+            raise fields.error(here, f"{guardrail.statistic} of {guardrail.metric} is guarded "
+                                     "twice", hint="keep one limit per metric and statistic")
         seen.add((guardrail.metric, guardrail.statistic))
         guardrails.append(guardrail)
     return tuple(guardrails)
@@ -949,6 +949,9 @@ class MeasuredAssumption(Record):
 def measured_assumption(workspace: Workspace, design: Design) -> MeasuredAssumption | None:
     """The discordant rate (or sd) seen in the latest readout of the same suite and metric.
 
+    Latest by the time the readout was taken (its ``created_at``, else its version's
+    ``manifest.json``), then by experiment name and version.
+
     Binary: (broke + fixed) / n of that readout's primary comparison. Continuous: the sd of
     per-golden differences recovered from the reported limit, sd = limit · √n / (z₁₋α/₂ +
     z_power), the inverse of ``continuous_detection_limit``. Readouts that cannot be read
@@ -965,11 +968,21 @@ def measured_assumption(workspace: Workspace, design: Design) -> MeasuredAssumpt
         value = _assumption_from(primary, design.primary_is_binary)
         if value is None:
             continue
-        taken = str(readout.get("created_at") or readout.get("taken_at") or "")
+        taken = _taken_at(path, readout)
         version = readout.get("version") if isinstance(readout.get("version"), int) else 0
         candidates.append(((taken, str(readout.get("experiment")), version),
                            MeasuredAssumption(value, f"measured in {workspace.relative(path)}")))
     return max(candidates, key=lambda pair: pair[0])[1] if candidates else None
+
+
+def _taken_at(path: Path, readout: dict) -> str:
+    """When a readout was taken: its own field if any, else its version's manifest.json
+    (the readout document itself carries no clock, so that re-runs are byte-identical)."""
+    manifest = _readable_json(path.parent / "manifest.json") or {}
+    for value in (readout.get("created_at"), readout.get("taken_at"), manifest.get("created_at")):
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def _readable_json(path: Path) -> dict | None:
@@ -996,8 +1009,9 @@ def _same_suite(workspace: Workspace, readout: dict, suite: str) -> bool:
 def _assumption_from(primary: dict, binary: bool) -> float | None:
     def real(key):
         value = primary.get(key)
-        ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-        return float(value) if ok else None
+        finite = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                  and math.isfinite(value))
+        return float(value) if finite else None
 
     n = real("n")
     if not n or n < 1:

@@ -362,8 +362,8 @@ class Evidence:
     primary: BinaryComparison | ContinuousComparison
     attribution: object | None = None
     retrieval: object | None = None
-    slices: dict | None = None
-    guardrails: tuple = ()
+    slices: object | None = None
+    costs: dict = field(default_factory=dict)
     judge: dict = field(default_factory=dict)
     extra_warnings: tuple = ()           # (code, sentence) pairs from other stages
 
@@ -398,7 +398,8 @@ def readout_document(evidence: Evidence, looks) -> dict:
         for sentence in evidence.retrieval.warnings:
             code = "label_source_mix" if "source" in sentence else "retrieval"
             warnings.append(Warning_(code, sentence))
-    warnings += [Warning_(code, sentence) for code, sentence in evidence.extra_warnings]
+    guardrails, guardrail_warnings = guardrail_entries(design, evidence.slices, evidence.costs)
+    warnings += [Warning_(code, sentence) for code, sentence in (*evidence.extra_warnings, *guardrail_warnings)]
     attribution = evidence.attribution.to_dict() if evidence.attribution is not None else None
     flips = flipped_goldens(evidence.scores) if design.primary in ("pass_rate", "accuracy") else {}
     return assemble_readout(ReadoutParts(
@@ -410,7 +411,9 @@ def readout_document(evidence: Evidence, looks) -> dict:
         unattributed=attribution["unattributed"] if attribution else None,
         retrieval=evidence.retrieval.to_dict() if evidence.retrieval is not None else None,
         classification=classification_section(design, evidence.scores),
-        slices=evidence.slices, guardrails=list(evidence.guardrails), judge=evidence.judge,
+        slices=evidence.slices.to_dict() if evidence.slices is not None else None,
+        costs={metric: result.to_dict() for metric, result in evidence.costs.items()} or None,
+        guardrails=guardrails, judge=evidence.judge,
         traffic={"verified": not traffic.warnings and traffic.passed, "sentence": traffic.sentence},
         looks=looks.to_dict(), warnings=warnings,
         broke=flips.get("broke", []), fixed=flips.get("fixed", [])))
@@ -425,3 +428,84 @@ def classification_section(design: Design, scores: ItemScores) -> dict | None:
     result = compare_classification(frame["ideal"], frame[f"{BASELINE}_output"], frame[f"{VARIANT}_output"],
                                     resamples=1000, seed=design.bootstrap.seed)
     return {"classes": [item.to_dict() for item in result.classes], "normalization": NORMALIZATION}
+
+
+# ----------------------------------------------------------------------------------------
+# Slices and practical-cost guardrails
+# ----------------------------------------------------------------------------------------
+
+EXPLORATORY_MAX_VALUES = 20  # a column with more distinct values is an id or free text, not a slice
+
+
+def slice_analysis(design: Design, scores: ItemScores, goldens: pd.DataFrame):
+    """Per-slice paired comparisons, observed- and target-weighted differences, protected
+    breaches, and exploratory slices (None when the design declares no slices)."""
+    from .slices import compare_slices
+    if design.slices is None or f"{BASELINE}_pass" not in scores.frame.columns:
+        return None
+    frame = scores.frame
+    block = design.slices
+    ordered = goldens.set_index("example_id").loc[frame["example_id"]]
+    skip = {"example_id", "input", "ideal", "output", block.column, design.cluster}
+    exploratory = {column: ordered[column].astype(object).where(ordered[column].notna(), None).tolist()
+                   for column in ordered.columns
+                   if column not in skip and ordered[column].nunique(dropna=True) <= EXPLORATORY_MAX_VALUES}
+    labels = frame[block.column].astype(str)
+    # Without declared target weights the question is about the suite as observed.
+    weights = block.target_weights or labels.value_counts(normalize=True).sort_index().to_dict()
+    return compare_slices(frame[f"{BASELINE}_pass"].to_numpy(bool), frame[f"{VARIANT}_pass"].to_numpy(bool),
+                          labels.tolist(), column=block.column,
+                          target_weights=weights, protected=block.protected,
+                          clusters=_clusters(design, frame), exploratory=exploratory or None,
+                          margin=design.margin, **_statistics(design))
+
+
+COST_METRICS = ("latency_ms", "cost_usd")
+
+
+def cost_comparisons(design: Design, scores: ItemScores) -> dict:
+    """Paired mean/p50/p95 differences of latency and cost, where both arms carry them."""
+    from .guardrails import compare_cost
+    frame, costs = scores.frame, {}
+    for metric in COST_METRICS:
+        columns = [f"{BASELINE}_{metric}", f"{VARIANT}_{metric}"]
+        if all(c in frame.columns for c in columns) and frame[columns].notna().all().all():
+            costs[metric] = compare_cost(frame[columns[0]].astype(float).to_numpy(),
+                                         frame[columns[1]].astype(float).to_numpy(), metric=metric,
+                                         clusters=_clusters(design, frame), alpha=design.alpha,
+                                         resamples=design.bootstrap.resamples, seed=design.bootstrap.seed)
+    return costs
+
+
+def guardrail_entries(design: Design, slices, costs: dict) -> tuple[list, list]:
+    """The readout's ``guardrails`` list (each with ``breached``) and extra warnings."""
+    from .guardrails import check_guardrails
+    entries, warnings = [], []
+    if slices is not None:
+        for result in slices.slices:
+            if result.protected:
+                entries.append({"name": f"protected slice {slices.column}={result.slice}", "kind": "slice",
+                                "breached": result.guardrail == "breached", "status": result.guardrail,
+                                "difference": result.comparison.difference, "low": result.comparison.low,
+                                "high": result.comparison.high, "p_adjusted": result.p_adjusted,
+                                "sentence": next((r for r in slices.gate_reasons if f"{result.slice}" in r), "")})
+        warnings += [("slices", sentence) for sentence in slices.warnings]
+        if slices.exploratory:
+            warnings.append(("exploratory_slices", "slices not declared in the design are shown as "
+                             "exploratory only: they never decide the gate and need confirmation on "
+                             "held-out data"))
+    if design.guardrails:
+        missing = [g.metric for g in design.guardrails if g.metric not in costs]
+        if missing:
+            raise InputError(f"the design sets a guardrail on {missing[0]}, but the runs do not carry "
+                             f"{missing[0]} for every golden in both arms", column=missing[0],
+                             hint="record it in every run row, or remove the guardrail in a new design")
+        check = check_guardrails([g.to_dict() for g in design.guardrails], costs)
+        for result in check.results:
+            entries.append({"name": f"{result.statistic} {result.metric}", "kind": "cost",
+                            "breached": result.status == "failed", "status": result.status,
+                            "max_increase": result.max_increase, "increase": result.relative,
+                            "relative_low": result.relative_low, "relative_high": result.relative_high,
+                            "sentence": result.message})
+        warnings += [("guardrail_unresolved", sentence) for sentence in check.warnings]
+    return entries, warnings

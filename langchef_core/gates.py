@@ -205,7 +205,8 @@ def approved_before_traffic(approval: Approval | None, runs: Mapping[str, pd.Dat
                                  "approved_at": format_utc(approved_at)})
     sentence = f"every timed row was created after the approval at {format_utc(approved_at)}"
     if untimed and all(untimed.get(arm) == len(runs[arm]) for arm in runs):
-        sentence = "the runs carry no created_at times, so approval before traffic could not be verified"
+        sentence = ("the runs carry no created_at times, so approval before traffic could not "
+                    "be verified")
     return _passed(name, sentence, warnings=warnings,
                    details={"approved_at": format_utc(approved_at), "untimed_rows": untimed})
 
@@ -459,6 +460,7 @@ class ReadoutGate(Record):
     version: int | None
     passed: bool
     reasons: tuple[str, ...]
+    derived_reasons: tuple[str, ...]
     recorded_passed: bool
     verdict: str
     noninferiority: str | None
@@ -474,7 +476,7 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
     question the design asked was left open (an inconclusive verdict for superiority, an
     unresolved non-inferiority for non-inferiority). The recorded ``gate.passed`` must agree:
     a readout claiming to pass while its own numbers fail is refused as altered
-    (``InputError``), as is one that fails without saying why.
+    (``InputError``), as is one that fails with no reason given or derivable.
     """
     def bad(field_name, message, hint="take the readout again with `langchef readout`"):
         raise InputError(message, file=file, column=field_name, hint=hint)
@@ -487,7 +489,8 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
     if not isinstance(gate, dict) or not isinstance(gate.get("passed"), bool):
         bad("gate.passed", "is missing or not true/false")
     recorded_reasons = gate.get("reasons", [])
-    if not isinstance(recorded_reasons, list) or not all(isinstance(r, str) for r in recorded_reasons):
+    if not isinstance(recorded_reasons, list) or not all(isinstance(reason, str)
+                                                         for reason in recorded_reasons):
         bad("gate.reasons", "must be a list of sentences")
     if not isinstance(primary, dict) or primary.get("verdict") not in VERDICTS:
         bad("primary.verdict", "is missing or not one of " + ", ".join(VERDICTS))
@@ -510,10 +513,14 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
     if not gate["passed"] and not recorded_reasons and not derived:
         bad("gate.reasons", "the gate did not pass but no reason is given")
 
-    reasons = list(dict.fromkeys(recorded_reasons + derived)) if not gate["passed"] else []
-    kind = (readout.get("design") or {}).get("kind") if isinstance(readout.get("design"), dict) \
-        else None
-    non_inferiority_design = kind == "non_inferiority" or (kind is None and noninferiority)
+    # The readout's own sentences are the fuller account; the derived ones stand in only
+    # when it gives none.
+    reasons = [] if gate["passed"] else list(recorded_reasons or derived)
+    design = readout.get("design") if isinstance(readout.get("design"), dict) else {}
+    kind = design.get("kind")
+    # Without the design's kind, a reported non-inferiority outcome says a margin was set.
+    non_inferiority_design = kind == "non_inferiority" or (kind is None
+                                                           and noninferiority is not None)
     if fail_on_inconclusive and not reasons:
         if non_inferiority_design and noninferiority in (None, "unresolved"):
             reasons.append("non-inferiority unresolved: the interval "
@@ -521,11 +528,12 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
         elif not non_inferiority_design and primary["verdict"] == "inconclusive":
             reasons.append(f"{metric} inconclusive: the interval {_interval(primary)} spans zero "
                            "(--fail-on-inconclusive)")
-    version = readout.get("version")
+    version, experiment = readout.get("version"), readout.get("experiment")
     return ReadoutGate(
-        experiment=readout.get("experiment") if isinstance(readout.get("experiment"), str) else None,
+        experiment=experiment if isinstance(experiment, str) else None,
         version=version if isinstance(version, int) and not isinstance(version, bool) else None,
-        passed=not reasons, reasons=tuple(reasons), recorded_passed=gate["passed"],
+        passed=not reasons, reasons=tuple(reasons), derived_reasons=tuple(derived),
+        recorded_passed=gate["passed"],
         verdict=primary["verdict"], noninferiority=noninferiority,
         fail_on_inconclusive=fail_on_inconclusive)
 

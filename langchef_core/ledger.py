@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .anchors import AnchorRun
 from .approval import SHA256_PATTERN, format_utc
 from .comparison import Record
 from .workspace import Workspace
@@ -61,6 +62,20 @@ MIGRATIONS: tuple[Migration, ...] = (
            )""",
         "CREATE INDEX readouts_by_design ON readouts (design_sha256, inputs_sha256)",
         *_append_only("readouts"),
+    )),
+    Migration(2, "anchor runs: every judging of an anchor set, with its verdicts", (
+        """CREATE TABLE anchor_runs (
+               id INTEGER PRIMARY KEY AUTOINCREMENT,
+               anchor_set TEXT NOT NULL,
+               anchor_set_sha256 TEXT NOT NULL CHECK (length(anchor_set_sha256) = 64),
+               judge_id TEXT NOT NULL,
+               kappa REAL,
+               level TEXT NOT NULL CHECK (level IN ('ok', 'warn', 'error')),
+               taken_at TEXT NOT NULL,
+               verdicts TEXT NOT NULL
+           )""",
+        "CREATE INDEX anchor_runs_by_set ON anchor_runs (anchor_set_sha256, id)",
+        *_append_only("anchor_runs"),
     )),
 )
 
@@ -202,6 +217,34 @@ class Ledger:
         entry = LedgerEntry(int(cursor.lastrowid), experiment, design_sha256, inputs_sha256,
                             version, verdict, moment)
         return entry, looks
+
+    def record_anchor_run(self, run: AnchorRun) -> None:
+        """Append one judging of an anchor set (its per-anchor verdicts are kept, so a later
+        run can be compared anchor by anchor)."""
+        _check_sha(run.anchor_set_sha256, "anchor_set_sha256")
+        verdicts = json.dumps({anchor: list(pair) for anchor, pair in sorted(run.verdicts.items())},
+                              separators=(",", ":"), ensure_ascii=False)
+        self._connection.execute("BEGIN IMMEDIATE")
+        try:
+            self._connection.execute(
+                "INSERT INTO anchor_runs (anchor_set, anchor_set_sha256, judge_id, kappa, level, "
+                "taken_at, verdicts) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run.anchor_set, run.anchor_set_sha256, run.judge_id, run.kappa, run.level,
+                 run.taken_at, verdicts))
+            self._connection.execute("COMMIT")
+        except BaseException:
+            self._connection.execute("ROLLBACK")
+            raise
+
+    def anchor_runs(self, *, anchor_set: str | None = None) -> list[AnchorRun]:
+        """Recorded anchor runs, oldest first (all content versions of the set)."""
+        where, values = ("WHERE anchor_set = ?", (anchor_set,)) if anchor_set else ("", ())
+        rows = self._connection.execute(
+            "SELECT anchor_set, anchor_set_sha256, judge_id, verdicts, kappa, level, taken_at "
+            f"FROM anchor_runs {where} ORDER BY id", values).fetchall()
+        return [AnchorRun(name, digest, judge, {a: tuple(p) for a, p in json.loads(verdicts).items()},
+                          kappa, level, taken_at)
+                for name, digest, judge, verdicts, kappa, level, taken_at in rows]
 
     def readouts(self, *, experiment: str | None = None,
                  design_sha256: str | None = None) -> list[LedgerEntry]:

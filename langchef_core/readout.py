@@ -40,6 +40,7 @@ class ReadoutParts:
     retrieval: dict | None = None
     classification: dict | None = None
     slices: dict | None = None
+    costs: dict | None = None
     guardrails: list = field(default_factory=list)
     seeds: dict | None = None
     judge: dict = field(default_factory=dict)
@@ -57,17 +58,18 @@ def gate_reasons(primary: dict, guardrails: list) -> list[str]:
     readout's recorded gate can always be checked against its own content.
     """
     metric = primary.get("metric", "the primary metric")
-    interval = f"{primary['difference']:+.4g} [{primary['low']:+.4g}, {primary['high']:+.4g}]"
+    # Every primary metric is a rate or a score in [0, 1]: differences read as points.
+    interval = (f"{100 * primary['difference']:+.1f} points (interval {100 * primary['low']:+.1f} "
+                f"to {100 * primary['high']:+.1f})")
     reasons = []
     if primary["verdict"] == "regression":
-        reasons.append(f"{metric} regressed: difference {interval}")
+        reasons.append(f"{metric} regressed: {interval}")
     if primary.get("noninferiority") == "failed":
-        reasons.append(f"non-inferiority failed: the interval {interval} lies beyond the margin "
-                       f"-{primary.get('margin'):g}")
+        reasons.append(f"non-inferiority failed: {interval} lies wholly beyond the pre-registered "
+                       f"margin of -{100 * primary['margin']:.1f} points")
     for entry in guardrails:
         if entry.get("breached"):
-            reasons.append(f"guardrail breached: {entry.get('name', 'unnamed')}"
-                           + (f" ({entry['sentence']})" if entry.get("sentence") else ""))
+            reasons.append(entry.get("sentence") or f"guardrail breached: {entry.get('name', 'unnamed')}")
     return reasons
 
 
@@ -104,6 +106,7 @@ def assemble_readout(parts: ReadoutParts) -> dict:
         "retrieval": parts.retrieval,
         "classification": parts.classification,
         "slices": parts.slices,
+        "costs": parts.costs,
         "guardrails": parts.guardrails,
         "seeds": parts.seeds,
         "judge": parts.judge,

@@ -320,18 +320,19 @@ def labels_as_text(values, name: str, n: int, *, allow_missing: bool) -> np.ndar
     """One label per golden as text (object array); None where missing, if that is allowed."""
     if isinstance(values, (str, bytes)):
         raise ValueError(f"{name} must hold one label per golden, got a single string")
+    if isinstance(values, np.ndarray) and values.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
     try:
-        items = list(values)
+        items = values if isinstance(values, np.ndarray) and values.ndim == 1 else list(values)
     except TypeError:
         raise ValueError(f"{name} must hold one label per golden, got {type(values).__name__}") \
             from None
     if len(items) != n:
         raise ValueError(f"{name} must give one label per golden: got {len(items)} labels for "
                          f"{n} goldens")
-    array = np.asarray(values) if isinstance(values, np.ndarray) else None
-    if array is not None and array.ndim == 1 and array.dtype.kind in "iuUS":
+    if isinstance(items, np.ndarray) and items.dtype.kind in "iuUS":
         # Whole-array conversion: integer and text labels cannot be missing.
-        return np.char.strip(array.astype(str)).astype(object)
+        return np.char.strip(items.astype(str)).astype(object)
     text = np.empty(n, dtype=object)
     for position, label in enumerate(items):
         if label is None or (isinstance(label, float) and math.isnan(label)):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -232,6 +233,11 @@ def main(argv: list[str] | None = None) -> int:
         return arguments.handler(arguments)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`langchef status | head`): stop quietly, as Unix tools do,
+        # and keep Python from complaining about the closed stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as error:  # only user-facing errors are caught; bugs keep their traceback
         sentence = _user_error(error)
         if sentence is None:
@@ -422,8 +428,6 @@ def _valid_name(name: str) -> bool:
 
 
 def run_power(arguments) -> int:
-    from langchef_core import power as planning
-
     rate, sd = arguments.discordant_rate, arguments.sd
     goldens, effect = arguments.goldens, arguments.effect
     if (rate is None) == (sd is None):
@@ -432,6 +436,8 @@ def run_power(arguments) -> int:
     if goldens is None and effect is None:
         raise CommandError("give --goldens N for the smallest detectable effect, --effect E "
                            "for the goldens needed, or both.")
+    from langchef_core import power as planning
+
     alpha, target_power = arguments.alpha, arguments.target_power
     scale = {"discordant_rate": rate} if rate is not None else {"sd": sd}
     payload = {"alpha": alpha, "power": target_power, **scale, "goldens": goldens,
@@ -463,14 +469,26 @@ def run_power(arguments) -> int:
 
 
 def run_readout(arguments) -> int:
+    import importlib
+
     workspace = _workspace(arguments, reports=arguments.reports)
     try:
-        from langchef_pipeline.materialize import readout_experiment
-    except ImportError as error:
+        materialize = importlib.import_module("langchef_pipeline.materialize")
+        readout_experiment = materialize.readout_experiment
+    except (ImportError, AttributeError) as error:
         raise CommandError(f"`langchef readout` is not available in this installation: "
                            f"langchef_pipeline.materialize could not be imported ({error}).") \
             from None
-    path = Path(readout_experiment(workspace, arguments.name))
+    refused = getattr(materialize, "ReadoutFailed", None)
+    try:
+        path = Path(readout_experiment(workspace, arguments.name))
+    except Exception as error:
+        if refused is None or not isinstance(error, refused):
+            raise
+        # Every blocking reason, on the one line an error gets.
+        reasons = [str(reason).rstrip(".") for reason in getattr(error, "reasons", [])]
+        raise CommandError("readout refused: " + ("; ".join(reasons) or str(error)) + ".") \
+            from None
     summary = _readout_summary(path)
     _emit(arguments, {"experiment": arguments.name, "readout": str(path), **summary},
           f"{arguments.name}: readout written to {path}"
@@ -489,10 +507,10 @@ def _readout_summary(path: Path) -> dict:
 
 
 def run_gate(arguments) -> int:
+    path = _readout_path(arguments)
     from langchef_core.errors import InputError
     from langchef_core.gates import readout_gate
 
-    path = _readout_path(arguments)
     label = str(path)
     try:
         readout = json.loads(path.read_text(encoding="utf-8"))
@@ -516,7 +534,9 @@ def _readout_path(arguments) -> Path:
     given = Path(arguments.path).expanduser()
     candidates = [given]
     if not given.is_absolute() and getattr(arguments, "workspace", None):
-        candidates.append(_workspace(arguments, must_exist=False).root / given)
+        # Resolved here rather than through Workspace: a missing file is reported before
+        # the statistics are loaded.
+        candidates.append(Path(arguments.workspace).expanduser() / given)
     for candidate in candidates:
         if candidate.is_dir():
             candidate = candidate / "readout.json"

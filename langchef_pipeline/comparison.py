@@ -58,3 +58,29 @@ def criterion_attribution(design: DesignState, item_scores: ItemScores) -> dg.Ma
     return dg.MaterializeResult(value=result, metadata={
         "criteria": markdown_table(table),
         "unattributed difference": dg.MetadataValue.float(result.unattributed.difference)})
+
+
+@dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+def slice_comparison(design: DesignState, item_scores: ItemScores, goldens: TableLoad) -> dg.MaterializeResult:
+    """Per-slice paired comparisons, the difference under the observed and the target
+    population weights (stratified bootstrap), protected-slice breaches, exploratory slices."""
+    result = core.slice_analysis(design.design, item_scores, goldens.frame)
+    if result is None:
+        return dg.MaterializeResult(value=None, metadata={"slices": dg.MetadataValue.text("none declared")})
+    rows = pd.DataFrame([{"slice": r.slice, "n": r.n, "difference": r.comparison.difference,
+                          "low": r.comparison.low, "high": r.comparison.high,
+                          "protected": r.protected, "guardrail": r.guardrail} for r in result.slices])
+    return dg.MaterializeResult(value=result, metadata={
+        "slices": markdown_table(rows), "target-weighted difference": dg.MetadataValue.float(result.target.difference),
+        "breaches": len(result.breaches)})
+
+
+@dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+def cost_comparison(design: DesignState, item_scores: ItemScores) -> dg.MaterializeResult:
+    """Paired latency and cost differences (mean, p50, p95) with bootstrap intervals, where
+    the runs carry latency_ms / cost_usd; the design's guardrails are read against them."""
+    costs = core.cost_comparisons(design.design, item_scores)
+    rows = pd.DataFrame([{"metric": metric, **stat} for metric, result in costs.items()
+                         for stat in result.to_dict()["statistics"]])
+    return dg.MaterializeResult(value=costs, metadata={
+        "costs": markdown_table(rows) if len(rows) else dg.MetadataValue.text("no latency or cost recorded")})

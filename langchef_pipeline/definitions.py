@@ -2,19 +2,22 @@
 
 import dagster as dg
 
-from . import comparison, gates, inputs, reporting, scoring
+from . import comparison, drift, gates, inputs, reporting, scoring
 from .resources import JudgeResource, WorkspaceResource
 from .sensors import experiment_designs
 
-ASSETS = [inputs.design, inputs.goldens, inputs.arm_runs, inputs.qrels, inputs.pools,
+ASSETS = [inputs.design, inputs.goldens, inputs.arm_runs, inputs.qrels, inputs.pools, drift.anchors,
+          drift.anchor_judgements,
           scoring.item_scores, comparison.retrieval_comparison, comparison.paired_comparison,
-          comparison.criterion_attribution, reporting.readout, reporting.readout_report,
+          comparison.criterion_attribution, comparison.slice_comparison, comparison.cost_comparison,
+          reporting.readout, reporting.readout_report,
           reporting.report_index]
 CHECKS = [inputs.goldens_are_valid, inputs.arm_runs_are_valid, inputs.qrels_are_valid,
           inputs.pools_are_valid, gates.design_is_approved, gates.approved_before_traffic,
           gates.runs_are_complete, gates.judge_is_pinned, gates.pools_are_identical,
-          gates.zero_positive_coverage]
+          gates.zero_positive_coverage, drift.anchors_are_valid, drift.judge_has_not_drifted]
 RESOURCES = {"workspace": WorkspaceResource(), "judge": JudgeResource()}
 
 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=RESOURCES,
+                      jobs=[drift.rejudge_anchors], schedules=[drift.anchor_schedule()],
                       sensors=[experiment_designs])

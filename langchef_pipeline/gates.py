@@ -31,7 +31,8 @@ def not_evaluated(loads: list[TableLoad]) -> dg.AssetCheckResult | None:
     failed = [load.label for load in loads if not load.ok]
     if not failed:
         return None
-    return dg.AssetCheckResult(passed=False, severity=dg.AssetCheckSeverity.ERROR,
+    # WARN, not ERROR: the validity check already blocks downstream and says why.
+    return dg.AssetCheckResult(passed=False, severity=dg.AssetCheckSeverity.WARN,
                                description=f"not evaluated: {', '.join(failed)} failed validation")
 
 

@@ -19,6 +19,11 @@ from .partitions import experiments
 from .resources import JudgeResource, WorkspaceResource
 
 
+# In process the reasons are reported by the caller; Dagster's own console log would bury
+# them under step events (the UI and the event log keep every event either way).
+QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
 class ReadoutFailed(RuntimeError):
     """The readout was not taken; ``reasons`` lists every blocking failure in order."""
 
@@ -42,7 +47,7 @@ def materialize_experiment(workspace: Workspace, experiment: str, *,
                                                 reports=str(workspace.reports_root) if workspace.reports_root else None),
                  "judge": JudgeResource()}
     return dg.materialize([*ASSETS, *CHECKS], partition_key=experiment, instance=instance,
-                          resources=resources, raise_on_error=False)
+                          resources=resources, raise_on_error=False, run_config=QUIET)
 
 
 def readout_experiment(workspace: Workspace, experiment: str, *,
@@ -57,11 +62,14 @@ def readout_experiment(workspace: Workspace, experiment: str, *,
 
 def failure_reasons(result: dg.ExecuteInProcessResult) -> list[str]:
     """Blocking check failures first (they say why), then failed steps."""
-    reasons = []
+    reasons, check_steps = [], set()
     for evaluation in result.get_asset_check_evaluations():
+        check_steps.add(f"{evaluation.asset_key.to_python_identifier()}_{evaluation.check_name}")
         if not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR:
             reasons.append(f"{evaluation.check_name}: {evaluation.description}")
     for event in result.get_step_failure_events():
+        if event.step_key in check_steps:
+            continue  # a blocking check's failure: its evaluation above says why
         data = event.step_failure_data
         message = data.user_failure_data.description if data.user_failure_data else None
         reasons.append(f"{event.step_key}: {message or _innermost(data.error)}")

@@ -17,16 +17,18 @@ GROUP = "reporting"
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"json"})
 def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: TableLoad, pools: TableLoad,
-            item_scores: ItemScores, paired_comparison, criterion_attribution, retrieval_comparison,
+            anchors: TableLoad, item_scores: ItemScores, paired_comparison, criterion_attribution,
+            retrieval_comparison, slice_comparison, cost_comparison, anchor_judgements,
             workspace: WorkspaceResource) -> dg.MaterializeResult:
     """The readout (readout.json): every result of this experiment, the design as approved,
     input fingerprints, warnings, and the CI gate's decision."""
     evidence = Evidence(
-        state=design, tables=(goldens, *arm_runs.values(), qrels, pools),
+        state=design, tables=(goldens, *arm_runs.values(), qrels, pools, anchors),
         runs={arm: load.frame for arm, load in arm_runs.items()}, scores=item_scores,
         primary=paired_comparison, attribution=criterion_attribution, retrieval=retrieval_comparison,
-        judge={"id": item_scores.judge_id, "kind": design.design.judge.kind,
-               "settings": item_scores.judge or design.design.judge.to_dict()})
+        slices=slice_comparison, costs=cost_comparison or {},
+        judge=judge_section(design, item_scores, anchor_judgements),
+        extra_warnings=judge_warnings(design, anchor_judgements))
     from langchef_core.experiment import inputs_fingerprint
     with Ledger.for_workspace(workspace.get()) as ledger:
         looks = ledger.looks(design.design.sha256, inputs_fingerprint(evidence.tables)[0])
@@ -35,6 +37,23 @@ def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: Tabl
     return dg.MaterializeResult(value=document, metadata={
         "gate": dg.MetadataValue.text("passed" if gate["passed"] else "not passed: " + "; ".join(gate["reasons"])),
         "warnings": len(document["warnings"]), "look": looks.look_number})
+
+
+def judge_section(design: DesignState, scores: ItemScores, report) -> dict:
+    return {"id": scores.judge_id, "kind": design.design.judge.kind,
+            "settings": scores.judge or design.design.judge.to_dict(),
+            "anchors": report.to_dict() if report is not None else None}
+
+
+def judge_warnings(design: DesignState, report) -> tuple:
+    if design.design.primary != "pass_rate":
+        return ()  # no judge verdict enters this readout
+    if report is None:
+        return (("judge_unanchored", "no anchor set is declared: the judge's agreement with human "
+                                     "reviewers was not measured, so its verdicts are taken on trust"),)
+    if report.level != "ok":
+        return (("judge_drift", report.status.meaning),)
+    return ()
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"html"})

@@ -48,6 +48,9 @@ class PlantedExperiment(Record):
     primary: str
     kind: str
     judge: str           # "stable" or "drifted": which of the manifest's judges it pins
+    # What the readout must show: counts (passes, broke, fixed, per-criterion flips) and
+    # outcomes ("verdict" is the primary metric's; criteria directions, non-inferiority,
+    # retrieval, slices, guardrails and the anchor check level where they apply).
     expected: dict
 
 

@@ -195,7 +195,7 @@ def plant_experiments(kitchen: Kitchen, rng: np.random.Generator) -> tuple[Exper
               "answers pass, the regression disappears, and the anchors expose the judge",
         hypothesis="A more cautious system prompt does not lower the pass rate (re-judged).",
         design={"judge": dict(DRIFTED_JUDGE), "assumed_discordant_rate": 0.15},
-        expected={"verdict": "inconclusive", "judge_drift": "fail"}, judge="drifted")
+        expected={"verdict": "inconclusive"}, judge="drifted")
     experiments.append(lenient)
     return tuple(experiments)
 
@@ -250,7 +250,11 @@ def _experiment(name, baseline: Arm, variant: Arm, *, plant: str, hypothesis: st
     full.update(design)
     intended = INTENDED_DRIFTED if judge == "drifted" else INTENDED
     counts = planted_counts(baseline.behaviour, variant.behaviour, intended)
-    return Experiment(name, plant, full, baseline, variant, {**counts, **expected}, judge)
+    # The anchor check level (error / warn / ok) re-judging the anchors must give: only the
+    # drifted judge falls below fail_kappa.
+    drift = {"judge_drift": "error" if judge == "drifted" else "ok"}
+    return Experiment(name, plant, full, baseline, variant, {**counts, **drift, **expected},
+                      judge)
 
 
 def planted_counts(baseline: dict, variant: dict, intended: dict) -> dict:

@@ -164,6 +164,9 @@ class OpenAICompatibleJudge(Judge):
     kind = KIND
 
     def __post_init__(self):
+        for name in ("criteria", "descriptions"):
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         for name in ("max_concurrency", "max_calls", "max_retries", "malformed_retries"):
             value = getattr(self, name)
             if isinstance(value, float) and value.is_integer():

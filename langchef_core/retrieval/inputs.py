@@ -176,7 +176,9 @@ def canonical_ids(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
         series = series.astype(np.int64)
     if series.dtype.kind in "iu":
         return series.astype(str).to_numpy(dtype=object)
-    if kind == "O":
+    # pandas' string dtype reports kind "O" too: only a plain object column with something
+    # other than strings in it needs a look at each value.
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=False) != "string":
         return np.array([_one_id(value, frame, column, file, position)
                          for position, value in enumerate(series.tolist())], dtype=object)
     ids = series.astype(str)
@@ -276,17 +278,26 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
                              hint="write [] when nothing was retrieved")
     lengths = np.fromiter((len(items) for items in lists), dtype=np.int64, count=len(lists))
     rows = np.repeat(np.arange(len(lists)), lengths)
-    docs = list(itertools.chain.from_iterable(lists))
-    for at, doc in enumerate(docs):
+    docs = np.empty(int(lengths.sum()), dtype=object)
+    docs[:] = list(itertools.chain.from_iterable(lists))
+    starts = np.cumsum(lengths) - lengths
+    # Non-empty strings pass in one vectorised test; only the other items are looked at
+    # one by one (whole numbers are converted, anything else is refused).
+    if pd.api.types.infer_dtype(docs, skipna=False) == "string":
+        suspects = np.flatnonzero(pd.Series(docs, dtype=object).str.len().to_numpy() == 0)
+    else:
+        suspects = np.flatnonzero([not (type(doc) is str and doc) for doc in docs])
+    for at in suspects:
+        doc = docs[at]
         if not _valid_id(doc):
             position = int(rows[at])
-            raise InputError(f"item {at - int(lengths[:position].sum()) + 1} of the list is "
+            raise InputError(f"item {at - int(starts[position]) + 1} of the list is "
                              f"{_describe(doc)}, not a doc id", file=file, column=column,
                              row=row_of(frame, position), hint="list doc ids as non-empty strings")
-    starts = np.cumsum(lengths) - lengths
+        docs[at] = _id_text(doc)
     return pd.DataFrame(
         {"query_id": queries[rows],
-         "doc_id": np.array([_id_text(doc) for doc in docs], dtype=object),
+         "doc_id": docs,
          "rank": np.arange(rows.size, dtype=np.int64) - np.repeat(starts, lengths) + 1},
         index=pd.Index(data_rows(frame).to_numpy()[rows], name="row"))
 

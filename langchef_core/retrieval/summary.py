@@ -51,6 +51,7 @@ class RetrievalSettings(Record):
     metrics: tuple[str, ...] = METRICS
     zero_positive: str = "exclude"
     pool_kind: str = "full"
+    min_coverage: float | None = None
 
     def __post_init__(self):
         check_k(self.k)
@@ -64,31 +65,41 @@ class RetrievalSettings(Record):
         if len(set(names)) != len(names):
             raise ValueError(f"retrieval.metrics names a metric twice: {list(self.metrics)}")
         object.__setattr__(self, "metrics", names)
+        if self.min_coverage is not None and not 0 <= self.min_coverage <= 1:
+            raise ValueError(f"retrieval.min_coverage is a share between 0 and 1, got "
+                             f"{self.min_coverage!r}")
 
     @classmethod
-    def from_design(cls, design: Mapping | None) -> "RetrievalSettings":
-        """Read ``retrieval: {k, metrics, zero_positive, pool: {kind}}`` (absent keys: defaults)."""
-        block = (design or {}).get("retrieval", design or {}) if isinstance(design, Mapping) else None
+    def from_design(cls, design) -> "RetrievalSettings":
+        """Settings from a parsed ``Design`` (its ``retrieval``), a design mapping with a
+        ``retrieval`` key, or the block itself: ``{k, metrics, zero_positive, pool: {kind},
+        min_coverage}``. Absent keys take the defaults; no block at all gives the defaults."""
+        block = getattr(design, "retrieval", design)
+        if block is not None and hasattr(block, "to_dict"):
+            block = block.to_dict()
+        if isinstance(block, Mapping) and ("retrieval" in block or "experiment" in block):
+            block = block.get("retrieval")  # a whole design, with or without the block
         if block is None:
+            return cls()
+        if not isinstance(block, Mapping):
             raise ValueError("the design's retrieval block must be a mapping")
-        block = block or {}
-        unknown = set(block) - {"k", "metrics", "zero_positive", "pool"}
+        unknown = set(block) - {"k", "metrics", "zero_positive", "pool", "min_coverage"}
         if unknown:
             raise ValueError(f"unknown key(s) in retrieval: {', '.join(sorted(unknown))}; "
-                             "allowed are k, metrics, zero_positive, pool")
+                             "allowed are k, metrics, zero_positive, pool, min_coverage")
         pool = block.get("pool") or {}
         if not isinstance(pool, Mapping):
             raise ValueError("retrieval.pool must be a mapping like {kind: sampled}")
-        metrics = block.get("metrics", METRICS)
+        metrics = block.get("metrics") or METRICS
         if isinstance(metrics, str):
             metrics = (metrics,)
         return cls(k=block.get("k", 10), metrics=tuple(metrics),
-                   zero_positive=block.get("zero_positive", "exclude"),
-                   pool_kind=pool.get("kind", "full"))
+                   zero_positive=block.get("zero_positive") or "exclude",
+                   pool_kind=pool.get("kind") or "full", min_coverage=block.get("min_coverage"))
 
     def to_dict(self) -> dict:
         return {"k": self.k, "metrics": list(self.metrics), "zero_positive": self.zero_positive,
-                "pool_kind": self.pool_kind}
+                "pool_kind": self.pool_kind, "min_coverage": self.min_coverage}
 
 
 @dataclass(frozen=True)
@@ -107,6 +118,7 @@ class Coverage(Record):
     scored: int
     in_qrels_not_in_run: int
     in_run_not_in_qrels: int
+    positive_share: float
     first_missing_from_run: tuple[str, ...]
     first_not_in_qrels: tuple[str, ...]
 
@@ -209,6 +221,50 @@ class RetrievalComparison:
                 "warnings": list(self.warnings)}
 
 
+@dataclass(frozen=True)
+class CoverageCheck(Record):
+    """Are there enough queries with a positive label to read the retrieval metrics?"""
+
+    passed: bool
+    reason: str
+    source: str
+    queries_total: int
+    with_positives: int
+    positive_share: float
+    min_coverage: float | None
+    policy: str
+
+
+def check_zero_positive_coverage(coverage, *, min_coverage: float | None = None) -> CoverageCheck:
+    """Fails when no query has a positive label (nothing can be scored), or when the share of
+    queries with one is below the design's ``retrieval.min_coverage``.
+
+    Judged on the labels of every source together (the ``all`` rows when there are several
+    sources); the per-source shares stay in the coverage records.
+    """
+    records = list(coverage)
+    if not records:
+        raise ValueError("coverage is empty: summarize or compare the retrieval runs first")
+    sources = {record.source for record in records}
+    source = POOLED if POOLED in sources else records[0].source
+    record = next(r for r in records if r.source == source)
+    common = dict(source=source, queries_total=record.queries_total,
+                  with_positives=record.with_positives, positive_share=record.positive_share,
+                  min_coverage=min_coverage, policy=record.policy)
+    if record.with_positives == 0:
+        return CoverageCheck(False, f"none of the {record.queries_total} queries has a positive "
+                             "label, so no retrieval metric can be scored; label positives in "
+                             "the qrels", **common)
+    if min_coverage is not None and record.positive_share < min_coverage:
+        return CoverageCheck(False, f"only {record.with_positives} of {record.queries_total} "
+                             f"queries ({record.positive_share:.1%}) have a positive label, below "
+                             f"the design's min_coverage of {min_coverage:.1%}", **common)
+    return CoverageCheck(True, f"{record.with_positives} of {record.queries_total} queries "
+                         f"({record.positive_share:.1%}) have a positive label; the other "
+                         f"{record.without_positives} are handled by zero_positive: {record.policy}",
+                         **common)
+
+
 def summarize_retrieval(run, qrels, *, settings: RetrievalSettings | None = None,
                         pool: pd.DataFrame | None = None, arm: str = "arm") -> RetrievalSummary:
     """One arm's metrics (macro, micro, chance levels) per label source, with coverage."""
@@ -230,7 +286,10 @@ def compare_retrieval(baseline, variant, qrels, *, settings: RetrievalSettings |
     to both arms.
     """
     settings = settings or RetrievalSettings()
-    check_alpha(alpha), check_power(power), check_resamples(resamples)
+    # Refuse bad settings before any scoring work, as compare_continuous would later.
+    check_alpha(alpha)
+    check_power(power)
+    check_resamples(resamples)
     runs = {"baseline": _run(baseline, "baseline"), "variant": _run(variant, "variant")}
     scored = _score_arms(runs, _judgements(qrels), settings, pool)
     warnings = list(scored.warnings)
@@ -377,6 +436,7 @@ def _coverage(arm, source, policy, queries, n_positive, in_run, is_judged) -> Co
                     separate=without if policy == "separate" else 0,
                     scored=with_positives + (without if policy == "zero" else 0),
                     in_qrels_not_in_run=int(missing.size), in_run_not_in_qrels=int(unjudged.size),
+                    positive_share=with_positives / queries.size if queries.size else 0.0,
                     first_missing_from_run=tuple(str(q) for q in missing[:10]),
                     first_not_in_qrels=tuple(str(q) for q in unjudged[:10]))
 

@@ -81,8 +81,10 @@ def is_missing(value) -> bool:
 
 def as_id(value):
     """An id or label as text; whole numbers deliberately become their decimal text."""
-    if is_missing(value) or isinstance(value, str):
-        return None if is_missing(value) else value
+    if isinstance(value, str):
+        return value
+    if is_missing(value):
+        return None
     if isinstance(value, bool | np.bool_):
         return Rejected(value, ID)
     if isinstance(value, numbers.Integral):
@@ -95,9 +97,9 @@ def as_id(value):
 
 
 def as_text(value):
-    if is_missing(value):
-        return None
-    return value if isinstance(value, str) else Rejected(value, TEXT)
+    if isinstance(value, str):
+        return value
+    return None if is_missing(value) else Rejected(value, TEXT)
 
 
 def as_number(value):
@@ -171,6 +173,8 @@ def as_id_list(value):
             return Rejected(value, NOT_ID_LIST)
     if not isinstance(items, list | tuple | np.ndarray):
         return Rejected(value, NOT_ID_LIST)
+    if all(isinstance(item, str) for item in items):
+        return list(items)  # the common case, without a call per element
     ids = [as_id(item) for item in items]
     if any(item is None or isinstance(item, Rejected) for item in ids):
         return Rejected(_plain(value), NOT_ID_LIST)

@@ -2,9 +2,13 @@
 
 import json
 
+import pytest
+
 from .conftest import one_sentence, states, write_design, write_goldens
 
 
+# Several console-script runs in a row (about 2 s each): slow.
+@pytest.mark.slow
 def test_approve_then_idempotent_then_comment_edit_keeps_then_value_edit_revokes(langchef,
                                                                                  workspace):
     write_design(workspace)

@@ -2,6 +2,8 @@
 
 import hashlib
 
+import pytest
+
 from langchef_core.design import load_design
 
 from .conftest import one_sentence, write_design, write_goldens
@@ -48,6 +50,8 @@ def test_a_target_below_the_limit_reports_underpowered_and_goldens_needed(langch
     assert any("superiority design" in note for note in result.json["notes"])
 
 
+# Several console-script runs in a row (about 2 s each): slow.
+@pytest.mark.slow
 def test_comments_do_not_change_the_printed_hash_but_values_do(langchef, workspace):
     write_design(workspace)
     first = langchef("design", "check", "rerank", "--workspace", workspace, "--json").json["sha256"]

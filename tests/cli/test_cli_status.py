@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from .conftest import write_design
 
 
@@ -12,6 +14,8 @@ def write_readout(reports, name, version):
                                          encoding="utf-8")
 
 
+# Several console-script runs in a row (about 2 s each): slow.
+@pytest.mark.slow
 def test_status_lists_every_state_with_versions(langchef, workspace):
     for name in ("alpha", "bravo", "charlie", "delta"):
         write_design(workspace, name=name)

@@ -2,9 +2,13 @@
 
 import json
 
+import pytest
+
 from .conftest import one_sentence, states, write_design
 
 
+# Several console-script runs in a row (about 2 s each): slow.
+@pytest.mark.slow
 def test_deleting_or_forging_the_approval(langchef, workspace):
     write_design(workspace)
     write_design(workspace, name="other")

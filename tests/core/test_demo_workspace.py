@@ -332,8 +332,15 @@ def test_anchor_agreement_separates_the_stable_judge_from_the_drifted_one(demo):
         kappa[name] = cohen_kappa_score(anchors["human_verdict"], verdicts["verdict"])
         assert kappa[name] == pytest.approx(planted.expected_kappa[name])
         agreement = lc.agreement(anchors["anchor_id"], anchors["human_verdict"],
-                                 verdicts["verdict"])
+                                 verdicts["verdict"], human_criterion=anchors["human_criterion"],
+                                 judge_criterion=verdicts["criterion"])
         assert agreement.kappa == pytest.approx(kappa[name])
+        level = lc.drift_status(agreement, None, lc.length_bias(
+            anchors["human_verdict"], verdicts["verdict"], anchors["output"].str.len()),
+            warn_kappa=planted.warn_kappa, fail_kappa=planted.fail_kappa).level
+        for planted_experiment in manifest.experiments:
+            if planted_experiment.judge == name:
+                assert level == planted_experiment.expected["judge_drift"], name
     assert kappa["stable"] >= planted.warn_kappa
     assert kappa["drifted"] < planted.fail_kappa
     assert not math.isclose(kappa["stable"], kappa["drifted"])

@@ -349,9 +349,12 @@ def test_assess_power_counts_goldens_and_measures_the_rate_from_an_earlier_reado
                "design": {"suite": "qa"}, "created_at": "2024-01-01T00:00:00Z",
                "primary": {"metric": "pass_rate", "n": 100, "broke": 9, "fixed": 6}}
     write(tmp_path / "reports" / "older" / "v1" / "readout.json", json.dumps(readout))
-    newer = dict(readout, version=2, created_at="2024-02-01T00:00:00Z",
-                 primary={"metric": "pass_rate", "n": 100, "broke": 20, "fixed": 5})
+    # Readouts carry no clock of their own; the version's manifest says when it was taken.
+    newer = {key: value for key, value in readout.items() if key != "created_at"}
+    newer.update(version=2, primary={"metric": "pass_rate", "n": 100, "broke": 20, "fixed": 5})
     write(tmp_path / "reports" / "older" / "v2" / "readout.json", json.dumps(newer))
+    write(tmp_path / "reports" / "older" / "v2" / "manifest.json",
+          json.dumps({"created_at": "2024-02-01T00:00:00Z"}))
     other_suite = dict(newer, design={"suite": "chat"}, created_at="2025-01-01T00:00:00Z")
     write(tmp_path / "reports" / "chat" / "v1" / "readout.json", json.dumps(other_suite))
 

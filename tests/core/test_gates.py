@@ -341,6 +341,12 @@ def test_a_recorded_failure_for_another_reason_is_trusted():
     assert not decision.passed and decision.reasons == ("protected slice 'de' regressed",)
 
 
+def test_a_failure_without_recorded_reasons_is_explained_from_the_content():
+    decision = readout_gate(readout("regression", passed=False))
+    assert decision.reasons == decision.derived_reasons
+    assert decision.reasons == ("pass_rate regressed: difference -0.01 [-0.04, +0.02]",)
+
+
 @pytest.mark.parametrize("document", [
     readout("regression", passed=True),
     readout("inconclusive", "failed", passed=True),

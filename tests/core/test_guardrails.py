@@ -193,10 +193,12 @@ def test_a_guardrail_on_a_metric_the_runs_lack_is_an_error():
 
 @pytest.mark.parametrize("guardrails, message", [
     ([{"metric": "tokens", "statistic": "mean", "max_increase": 0.1}], "metric must be one of"),
-    ([{"metric": "latency_ms", "statistic": "p99", "max_increase": 0.1}], "statistic must be one of"),
+    ([{"metric": "latency_ms", "statistic": "p99", "max_increase": 0.1}],
+     "statistic must be one of"),
     ([{"metric": "latency_ms", "statistic": "p95", "max_increase": -0.1}], "non-negative"),
     ([{"metric": "latency_ms", "statistic": "p95", "max_increase": "10%"}], "non-negative"),
-    ([{"metric": "latency_ms", "statistic": "p95", "max_increase": 0.1, "limit": 3}], "unknown field"),
+    ([{"metric": "latency_ms", "statistic": "p95", "max_increase": 0.1, "limit": 3}],
+     "unknown field"),
     ([{"metric": "latency_ms", "statistic": "p95", "max_increase": 0.1}] * 2, "guarded twice"),
     ({"metric": "latency_ms"}, "must be a list"),
     (["p95 latency"], "must be a mapping"),

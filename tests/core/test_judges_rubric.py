@@ -128,7 +128,8 @@ def test_the_id_pins_rules_and_thresholds():
 @pytest.mark.parametrize("spec, message", [
     ({"kind": "rubric"}, "needs 'version'"),
     ({"kind": "rubric", "version": "r9"}, "unknown rubric version 'r9'"),
-    ({"kind": "rubric", "version": "r1", "thresholds": {"max_hedge": 2}}, "unknown rubric threshold"),
+    ({"kind": "rubric", "version": "r1", "thresholds": {"max_hedge": 2}},
+     "unknown rubric threshold"),
     ({"kind": "rubric", "version": "r1", "thresholds": {"max_hedges": -1}}, "max_hedges must be"),
     ({"kind": "rubric", "version": "r1", "thresholds": {"min_correctness": 1.5}},
      "min_correctness must be a share"),
@@ -150,7 +151,8 @@ def test_the_design_must_name_every_criterion_the_rubric_can_cite():
 def test_bad_items_name_the_file_column_and_row():
     frame = pd.DataFrame({"example_id": ["a", "b"], "input": ["q", "q"], "output": ["yes", None]},
                          index=pd.Index([1, 2], name="row"))
-    with pytest.raises(InputError, match=r"runs/x/v\.jsonl, column 'output', row 2: missing output"):
+    with pytest.raises(InputError,
+                       match=r"runs/x/v\.jsonl, column 'output', row 2: missing output"):
         RubricJudge().judge(frame, source="runs/x/v.jsonl")
     frame = pd.DataFrame({"example_id": ["a", "a"], "input": ["q", "q"], "output": ["y", "y"]},
                          index=pd.Index([1, 2], name="row"))

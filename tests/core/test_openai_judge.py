@@ -136,7 +136,8 @@ def test_verdicts_follow_the_chat_completions_protocol(server, monkeypatch):
     table = result.verdicts.set_index("example_id")
     assert list(result.verdicts.columns) == ["example_id", "verdict", "criterion", "judge",
                                              "rationale"]
-    assert table.loc["ex-q-pass", "verdict"] == "pass" and table.loc["ex-q-pass", "criterion"] is None
+    assert table.loc["ex-q-pass", "verdict"] == "pass"
+    assert table.loc["ex-q-pass", "criterion"] is None
     assert table.loc["ex-q-fail", "criterion"] == "Correctness"
     # Case and a code fence are tolerated; the criterion comes back in the design's spelling.
     assert table.loc["ex-q-fenced", "verdict"] == "fail"
@@ -249,8 +250,8 @@ def test_identical_items_are_judged_once(server):
 def test_the_budget_refuses_before_any_call_and_says_what_was_needed(server, tmp_path):
     cache = tmp_path / "cache.sqlite"
     batch = items("q1", "q2", "q3", "q4", "q5")
-    with pytest.raises(JudgeBudgetError, match=r"needs at least 5 endpoint calls .* max_calls is 3") \
-            as caught:
+    with pytest.raises(JudgeBudgetError,
+                       match=r"needs at least 5 endpoint calls .* max_calls is 3") as caught:
         make_judge(server, max_calls=3, cache_path=cache).run(batch)
     assert caught.value.needed == 5 and server.requests == []
     # Once three verdicts are cached the same budget covers the remaining two.
@@ -269,10 +270,14 @@ def test_retries_that_exhaust_the_budget_stop_the_run(server, tmp_path):
 
 def test_concurrency_never_exceeds_the_bound(server):
     questions = [f"q{i}" for i in range(12)]
-    server.script = {q: [("slow", 0.2, verdict(PASSING))] for q in questions}
+    # Each reply takes 0.3 s, far longer than starting a worker: the pool fills up at once.
+    server.script = {q: [("slow", 0.3, verdict(PASSING))] for q in questions}
     result = make_judge(server, max_concurrency=3).run(items(*questions))
     assert len(result.verdicts) == 12
     assert server.max_in_flight == 3  # the pool filled up, and never went past its bound
+    server.max_in_flight = 0
+    make_judge(server, max_concurrency=1).run(items("one", "two", "three"))
+    assert server.max_in_flight == 1
 
 
 def test_a_missing_api_key_is_named_unless_the_cache_answers_everything(server, tmp_path,
@@ -296,7 +301,8 @@ def test_the_judge_id_moves_with_what_changes_verdicts_only(server):
                         "model": "judge-small", "prompt_version": "v1"},
                        criteria=["Correctness", "Directness"]).id != base.id
     for same in ({"api_key_env": "ANOTHER_KEY"}, {"max_concurrency": 16}, {"max_calls": 7},
-                 {"timeout_s": 90.0}, {"max_retries": 0}, {"base_url": "https://u:p@example.org/v1"}):
+                 {"timeout_s": 90.0}, {"max_retries": 0},
+                 {"base_url": "https://u:p@example.org/v1"}):
         assert make_judge(server, **same).id == base.id, same
 
 
@@ -316,3 +322,19 @@ def test_an_llm_judge_needs_the_design_criteria():
     with pytest.raises(ValueError, match="needs the design's criteria"):
         build_judge({"kind": "openai_compatible", "base_url": "http://127.0.0.1:9/v1",
                      "model": "m", "prompt_version": "v1"})
+
+
+def test_describe_names_the_judge_without_secrets(server, monkeypatch):
+    monkeypatch.setenv("JUDGE_TEST_KEY", "sk-very-secret")
+    judge = make_judge(server, base_url="https://user:pa55@judge.example.org/v1?key=abc",
+                       api_key_env="JUDGE_TEST_KEY")
+    described = json.dumps(judge.describe())
+    assert judge.id in described and "judge.example.org/v1" in described
+    assert not any(secret in described for secret in ("pa55", "abc", "sk-very-secret", "user:"))
+
+
+def test_a_criterion_on_a_pass_is_dropped():
+    judge = OpenAICompatibleJudge("http://127.0.0.1:9/v1", "m", ("Correctness",))
+    verdict = judge.parse_reply(json.dumps({"choices": [{"message": {"content": json.dumps(
+        {"verdict": "pass", "criterion": "Correctness", "rationale": "ok"})}}]}), "e1")
+    assert (verdict.verdict, verdict.criterion, verdict.rationale) == ("pass", None, "ok")

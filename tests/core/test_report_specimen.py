@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 import langchef_core as lc
+from langchef_core.anchors import AnchorReport, AnchorRun
 from langchef_core.design import validate_design
 from langchef_core.readout import ReadoutParts, Warning_, assemble_readout
 
@@ -134,6 +135,7 @@ def guardrail_entry(result) -> dict:
 
 
 def _judge_section(rng: np.random.Generator, design) -> dict:
+    """The judge and its anchor report, shaped as the pipeline's ``judge_section`` writes it."""
     n = 48
     ids = [f"a{i:02d}" for i in range(n)]
     human = np.where(np.arange(n) % 3 == 0, "fail", "pass")
@@ -141,24 +143,36 @@ def _judge_section(rng: np.random.Generator, design) -> dict:
     then[[1, 4]] = "fail"
     now = then.copy()
     now[[0, 3, 6]] = "pass"  # the current judge lets three failures through
+    lengths = rng.integers(40, 400, n)
     agreement = lc.agreement(ids, human, now)
     drift = lc.drift(ids, human, then, now, resamples=RESAMPLES, seed=design.bootstrap.seed)
-    status = lc.drift_status(agreement, drift, warn_kappa=design.anchors.warn_kappa,
+    length = lc.length_bias(human, now, lengths)
+    status = lc.drift_status(agreement, drift, length, warn_kappa=design.anchors.warn_kappa,
                              fail_kappa=design.anchors.fail_kappa)
-    return {"id": "rubric:5f1c0ffee123", "kind": design.judge.kind,
-            "settings": dict(design.judge.settings),
-            "anchors": {"set": design.anchors.set, "agreement": agreement.to_dict(),
-                        "drift": drift.to_dict(), "status": status.to_dict()}}
+    judge_id = "rubric:5f1c0ffee123"
+    earlier = AnchorRun(anchor_set=design.anchors.set, anchor_set_sha256="6a" * 32,
+                        judge_id="rubric:0ld0ld0ld0ld", verdicts={}, kappa=drift.kappa_then,
+                        level="ok", taken_at="2026-10-20T06:00:00Z")
+    report = AnchorReport(anchor_set=design.anchors.set, anchor_set_sha256="6a" * 32,
+                          judge_id=judge_id, agreement=agreement, drift=drift, length=length,
+                          status=status, reference=earlier)
+    return {"id": judge_id, "kind": design.judge.kind, "settings": design.judge.to_dict(),
+            "anchors": report.to_dict()}
 
 
 def _changed(goldens: pd.DataFrame, rows, base_cited, var_cited, *, broke: bool) -> list[dict]:
+    """Broke or fixed goldens, with the keys the pipeline's ``flipped_goldens`` writes."""
     answer_ok = "Rest it 20 minutes under loose foil; slicing early loses the juices."
     answer_bad = "It depends on many factors."
+    reason_ok = "Gives the resting time and cites the handbook."
+    reason_bad = "Does not answer and cites no source."
     return [{"example_id": goldens.at[i, "example_id"], "input": goldens.at[i, "input"],
              "ideal": goldens.at[i, "ideal"],
              "baseline_output": answer_ok if broke else answer_bad,
              "variant_output": answer_bad if broke else answer_ok,
-             "baseline_criterion": base_cited[i], "variant_criterion": var_cited[i]}
+             "baseline_criterion": base_cited[i], "variant_criterion": var_cited[i],
+             "baseline_rationale": reason_ok if broke else reason_bad,
+             "variant_rationale": reason_bad if broke else reason_ok}
             for i in rows]
 
 

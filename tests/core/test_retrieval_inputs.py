@@ -186,3 +186,12 @@ def test_a_pool_listing_a_candidate_twice():
     pool = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"]})
     error = raised(lambda: candidate_pool(pool, file="pools/s.jsonl"))
     assert (error.file, error.column, error.row) == ("pools/s.jsonl", "doc_id", 2)
+
+
+def test_whole_number_doc_ids_inside_lists_and_runs_that_retrieved_nothing():
+    arm = pd.DataFrame({"example_id": ["g1", "g2"], "retrieved": [[17, "x"], []]})
+    assert lc.arm_run_to_long(arm)["doc_id"].tolist() == ["17", "x"]
+    nothing = pd.DataFrame({"example_id": ["g1", "g2"], "retrieved": [[], []]})
+    labels = pd.DataFrame({"query_id": ["g1"], "doc_id": ["17"], "relevant": [1]})
+    frame = lc.retrieval_metrics(nothing, labels, k=3).set_index("query_id")
+    assert frame.loc["g1", "recall"] == 0.0 and bool(frame.loc["g1", "in_run"])

@@ -191,14 +191,45 @@ def test_settings_from_a_design_block():
                             "pool": {"kind": "sampled"}}}
     parsed = lc.RetrievalSettings.from_design(design)
     assert parsed.to_dict() == {"k": 5, "metrics": ["recall", "reciprocal_rank", "ndcg"],
-                                "zero_positive": "zero", "pool_kind": "sampled"}
-    assert lc.RetrievalSettings.from_design({}).zero_positive == "exclude"
+                                "zero_positive": "zero", "pool_kind": "sampled",
+                                "min_coverage": None}
+    assert lc.RetrievalSettings.from_design({"experiment": "e"}) == lc.RetrievalSettings()
+    assert lc.RetrievalSettings.from_design(None) == lc.RetrievalSettings()
+    block = lc.RetrievalSettings.from_design({"k": 3, "min_coverage": 0.9})
+    assert (block.k, block.min_coverage) == (3, 0.9)
+
+
+def test_settings_from_a_parsed_design_object():
+    class Parsed:  # what langchef_core.design.Design exposes: a record with to_dict()
+        class retrieval:
+            @staticmethod
+            def to_dict():
+                return {"k": 20, "metrics": ["ndcg"], "zero_positive": "separate",
+                        "pool": {"kind": "hard_negative"}}
+    parsed = lc.RetrievalSettings.from_design(Parsed())
+    assert (parsed.k, parsed.metrics, parsed.zero_positive, parsed.pool_kind) == \
+        (20, ("ndcg",), "separate", "hard_negative")
+
+
+def test_zero_positive_coverage_check():
+    result = lc.summarize_retrieval(BASELINE, QRELS, settings=settings())
+    check = lc.check_zero_positive_coverage(result.coverage)
+    assert check.passed and check.with_positives == 3 and check.queries_total == 5
+    assert "2 are handled by zero_positive: exclude" in check.reason
+    strict = lc.check_zero_positive_coverage(result.coverage, min_coverage=0.8)
+    assert not strict.passed and "60.0%" in strict.reason and "80.0%" in strict.reason
+    negatives_only = QRELS.assign(relevant=0)
+    empty = lc.summarize_retrieval(BASELINE, negatives_only, settings=settings())
+    check = lc.check_zero_positive_coverage(empty.coverage)
+    assert not check.passed and "no retrieval metric can be scored" in check.reason
+    assert check.to_dict()["passed"] is False
 
 
 @pytest.mark.parametrize("block, message", [
     ({"k": 0}, "k must be"), ({"zero_positive": "drop"}, "zero_positive"),
     ({"pool": {"kind": "random"}}, "pool kind"), ({"metrics": ["map"]}, "unknown retrieval metric"),
     ({"metrics": ["recall", "recall"]}, "twice"), ({"cutoff": 3}, "unknown key"),
+    ({"min_coverage": 1.5}, "min_coverage"),
 ])
 def test_settings_refuse_bad_design_values(block, message):
     with pytest.raises(ValueError, match=message):

@@ -34,7 +34,8 @@ def test_spec_reversal_observed_plus_3_5_target_minus_2_5_points():
     baseline, variant, labels = spec_example()
     result = lc.compare_slices(baseline, variant, labels, column="segment",
                                target_weights={"established": 0.5, "new": 0.5})
-    # Hand computation: 0.9·(0.85−0.80) + 0.1·(0.30−0.40) = +0.035, and 0.5·0.05 + 0.5·(−0.10) = −0.025.
+    # Hand computation: 0.9·(0.85−0.80) + 0.1·(0.30−0.40) = +0.035;
+    #                   0.5·(0.85−0.80) + 0.5·(0.30−0.40) = −0.025.
     assert result.observed.weights == {"established": 0.9, "new": 0.1}
     assert result.observed.difference == pytest.approx(0.035, abs=1e-12)
     assert result.observed.baseline == pytest.approx(0.76, abs=1e-12)

@@ -18,16 +18,16 @@ pytestmark = pytest.mark.slow
 
 def test_whole_cluster_interval_keeps_its_coverage_when_clusters_span_slices():
     truth = true_weighted_difference(TARGET)
-    rng = np.random.default_rng(31)
+    rng = np.random.default_rng(7)
     hits = []
-    for replicate in range(2000):
-        change, stratum, user = users_with_slices(rng, 200, 0.6, nested=False)
+    for replicate in range(3000):
+        change, stratum, user = users_with_slices(rng, 300, 0.6, nested=False)
         draws = slices_module.stratified_differences(change, stratum, NAMES, user,
                                                      resamples=1000,
                                                      rng=np.random.default_rng(replicate))
         low, high = np.quantile(draws.weighted(TARGET), [0.025, 0.975])
         hits.append(low <= truth <= high)
     assert "across slices" in draws.resampling
-    # Measured while building with 300 users and 3000 replicates: 0.952, against 0.926 for
-    # resampling (user, slice) cells independently.
+    # 3000 replicates: Monte-Carlo error about 0.4 points. Resampling (user, slice) cells
+    # independently instead covered 0.926 on the same data while building.
     assert 0.94 <= np.mean(hits) <= 0.96

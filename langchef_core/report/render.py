@@ -1,0 +1,101 @@
+"""Render a readout as one self-contained HTML page.
+
+The page is a pure function of the readout and the creation time passed in: the renderer
+reads no clock and no environment, the stylesheet is inlined, charts are inline SVG, and a
+Content-Security-Policy meta tag forbids every fetch and every script, so the file opens
+from disk, offline, and a hostile string that somehow escaped escaping could still not run.
+
+Jinja is set up the strict way: autoescaping on for every template (all of them are HTML),
+``StrictUndefined`` so a field the view model lacks fails loudly instead of rendering blank,
+and all number formatting in the registered filters (``filters.FILTERS``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from .filters import FILTERS
+from .view_model import build_report_view
+
+REPORT_TEMPLATE = "report.html"
+STYLESHEET = "report.css"
+
+
+def templates_folder() -> Path:
+    """The repository's ``templates/`` folder (the package is installed editable).
+
+    The one place that knows where the templates live: packaging them later changes only
+    this function.
+    """
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+def template_files() -> list[Path]:
+    """Every template and stylesheet file, in a fixed order (sorted relative POSIX paths)."""
+    folder = templates_folder()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"the report templates are missing: {folder} is not a folder; "
+                                "reinstall langchef from a complete checkout")
+    files = [path for path in folder.rglob("*") if path.is_file()
+             and not any(part.startswith(".") or part == "__pycache__"
+                         for part in path.relative_to(folder).parts)]
+    return sorted(files, key=lambda path: path.relative_to(folder).as_posix())
+
+
+def template_sha256() -> str:
+    """SHA-256 over every template file's relative path and bytes (for the manifest).
+
+    Each path and each content is length-prefixed, so moving bytes from one file to the
+    next, or renaming a file, changes the hash.
+    """
+    folder = templates_folder()
+    digest = hashlib.sha256()
+    for path in template_files():
+        for part in (path.relative_to(folder).as_posix().encode("utf-8"), path.read_bytes()):
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+    return digest.hexdigest()
+
+
+def environment() -> jinja2.Environment:
+    return _environment(str(templates_folder()))
+
+
+@functools.lru_cache(maxsize=4)
+def _environment(folder: str) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder, encoding="utf-8"),
+        autoescape=True,                  # every template here is HTML
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+def stylesheet() -> Markup:
+    """The report stylesheet, trusted for inlining into ``<style>`` as it is."""
+    text = (templates_folder() / STYLESHEET).read_text(encoding="utf-8")
+    if "</" in text:
+        # Inside <style> the sequence "</style" would end the element early; our own file
+        # never needs "</", so refuse it outright rather than escape CSS.
+        raise ValueError(f"{STYLESHEET} must not contain '</'")
+    return Markup(text)
+
+
+def render_page(template: str, **context) -> str:
+    """Render one page template with the stylesheet; the text always ends with one newline."""
+    html = environment().get_template(template).render(css=stylesheet(), **context)
+    return html.rstrip("\n") + "\n"
+
+
+def render_report(readout: Mapping, created_at: datetime) -> str:
+    """The HTML page of one readout; the same readout and time give the same bytes."""
+    return render_page(REPORT_TEMPLATE, view=build_report_view(readout, created_at))
