@@ -86,9 +86,7 @@ def judge_anchor_set(anchors: pd.DataFrame, judge, *, anchor_set: str, history: 
     to append to the history.
 
     ``history`` holds earlier runs of any anchor set; only runs on this set's exact content
-    count. The drift reference is the latest earlier run on this content whose level was not
-    an error (the last time the judge was trusted), so a judge that drifts cannot become its
-    own reference.
+    count (see ``drift_reference`` for which one the drift test pairs with).
     """
     digest = anchor_set_sha256(anchors)
     ordered = anchors.sort_values("anchor_id").reset_index(drop=True)
@@ -104,8 +102,8 @@ def judge_anchor_set(anchors: pd.DataFrame, judge, *, anchor_set: str, history: 
                         judge_criterion=now_criterion if human_criterion is not None else None,
                         alpha=alpha)
     same_set = [run for run in history if run.anchor_set_sha256 == digest]
-    trusted = [run for run in same_set if run.level != "error"]
-    reference = trusted[-1] if trusted else None
+    verdicts_now = {anchor: (v, c) for anchor, v, c in zip(ids, now_verdict, now_criterion)}
+    reference = drift_reference(same_set, judge.id, verdicts_now)
     change = None
     if reference is not None and set(reference.verdicts) == set(ids):
         then = [reference.verdicts[anchor][0] for anchor in ids]
@@ -118,7 +116,7 @@ def judge_anchor_set(anchors: pd.DataFrame, judge, *, anchor_set: str, history: 
     bias = length_bias(human, now_verdict, lengths, alpha=alpha)
     status = drift_status(current, change, bias, warn_kappa=warn_kappa, fail_kappa=fail_kappa)
     run = AnchorRun(anchor_set=anchor_set, anchor_set_sha256=digest, judge_id=judge.id,
-                    verdicts={anchor: (v, c) for anchor, v, c in zip(ids, now_verdict, now_criterion)},
+                    verdicts=verdicts_now,
                     kappa=current.kappa, level=status.level, taken_at=taken_at)
     trend = [{"taken_at": r.taken_at, "judge_id": r.judge_id, "kappa": r.kappa, "level": r.level}
              for r in same_set[-20:]] + [{"taken_at": taken_at, "judge_id": judge.id,
@@ -127,3 +125,17 @@ def judge_anchor_set(anchors: pd.DataFrame, judge, *, anchor_set: str, history: 
                           agreement=current, drift=change, length=bias, status=status,
                           reference=reference, trend=trend)
     return report, run
+
+
+def drift_reference(same_set: list[AnchorRun], judge_id: str, verdicts_now: dict) -> AnchorRun | None:
+    """The earlier run the drift test pairs with: the latest trusted run (level not error, so
+    a drifting judge never becomes its own reference) that could show a change — another
+    judge version, or the same judge giving other verdicts. Re-running a deterministic judge
+    on unchanged anchors finds nothing to compare, so re-reading unchanged evidence gives
+    the same readout."""
+    for run in reversed(same_set):
+        if run.level == "error":
+            continue
+        if run.judge_id != judge_id or run.verdicts != verdicts_now:
+            return run
+    return None

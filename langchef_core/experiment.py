@@ -206,50 +206,20 @@ def pool_check(design: Design, runs: dict[str, pd.DataFrame], files: dict[str, s
                        pool_file=pool_file, arms=design.arm_names)
 
 
-@dataclass(frozen=True)
-class CoverageCheck:
-    passed: bool
-    sentence: str
-    coverage: float
-    threshold: float | None
-    table: pd.DataFrame
-
-
-def coverage_check(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame) -> CoverageCheck:
-    """Share of the suite's queries whose labels hold at least one positive, per arm and
-    label source, against the design's ``retrieval.min_coverage``.
-
-    Queries without a positive cannot score recall or nDCG: the zero-positive policy decides
-    what happens to them, and this check refuses a readout that would measure too little.
-    """
-    from .retrieval import compare_retrieval
+def coverage_check(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame):
+    """Enough of the suite's queries carry a positive label (design: retrieval.min_coverage);
+    returns the check and the coverage records per arm and label source."""
+    from .retrieval import check_zero_positive_coverage, compare_retrieval
     result = compare_retrieval(runs[design.arms.baseline], runs[design.arms.variant], qrels,
                                settings=retrieval_settings(design), resamples=1000)
-    rows = pd.DataFrame([c.to_dict() for c in result.coverage])
-    rows["coverage"] = rows["with_positives"] / rows["queries_total"].where(rows["queries_total"] > 0)
-    worst = float(rows["coverage"].min()) if len(rows) else 0.0
-    threshold = design.retrieval.min_coverage
-    table = rows[["arm", "source", "policy", "queries_total", "with_positives", "without_positives",
-                  "excluded", "zero_filled", "separate", "in_qrels_not_in_run", "in_run_not_in_qrels",
-                  "coverage"]]
-    if threshold is None:
-        return CoverageCheck(True, f"{worst:.1%} of queries have a positive label (no minimum set in "
-                                   "the design)", worst, None, table)
-    if worst < threshold:
-        low = rows.loc[rows["coverage"].idxmin()]
-        return CoverageCheck(False, f"only {worst:.1%} of queries have a positive label ({low['source']} "
-                                    f"labels, arm {low['arm']}), below the design's minimum "
-                                    f"{threshold:.1%}; label more queries or lower retrieval.min_coverage "
-                                    "in a new design", worst, threshold, table)
-    return CoverageCheck(True, f"{worst:.1%} of queries have a positive label (minimum {threshold:.1%})",
-                         worst, threshold, table)
+    check = check_zero_positive_coverage(result.coverage, min_coverage=design.retrieval.min_coverage)
+    return check, pd.DataFrame([record.to_dict() for record in result.coverage])
 
 
 def retrieval_settings(design: Design):
     from .retrieval import RetrievalSettings
     block = design.retrieval
-    return RetrievalSettings(k=block.k, metrics=block.metrics, zero_positive=block.zero_positive,
-                             pool_kind=block.pool.kind)
+    return RetrievalSettings.from_design(design)
 
 
 # ----------------------------------------------------------------------------------------
@@ -396,7 +366,7 @@ def readout_document(evidence: Evidence, looks) -> dict:
         warnings.append(Warning_("repeated_look", looks.warning))
     if evidence.retrieval is not None:
         for sentence in evidence.retrieval.warnings:
-            code = "label_source_mix" if "source" in sentence else "retrieval"
+            code = "label_source_mix" if sentence.startswith("labels come from") else "retrieval"
             warnings.append(Warning_(code, sentence))
     guardrails, guardrail_warnings = guardrail_entries(design, evidence.slices, evidence.costs)
     warnings += [Warning_(code, sentence) for code, sentence in (*evidence.extra_warnings, *guardrail_warnings)]
@@ -415,7 +385,10 @@ def readout_document(evidence: Evidence, looks) -> dict:
         costs={metric: result.to_dict() for metric, result in evidence.costs.items()} or None,
         guardrails=guardrails, judge=evidence.judge,
         traffic={"verified": not traffic.warnings and traffic.passed, "sentence": traffic.sentence},
-        looks=looks.to_dict(), warnings=warnings,
+        # Not the count of earlier readouts of these same inputs: re-reading unchanged
+        # evidence must give the same bytes (and so no new version).
+        looks={"look_number": looks.look_number, "repeated": looks.repeated,
+               "earlier_inputs": looks.earlier_inputs}, warnings=warnings,
         broke=flips.get("broke", []), fixed=flips.get("fixed", [])))
 
 

@@ -217,7 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     gate.set_defaults(handler=run_gate)
 
     demo = commands.add_parser("demo", help="run the built-in demo and print its readouts",
-                               description="Run the built-in demo.",
+                               description="Build the demo workspace (planted effects, approved "
+                                           "designs), read out every experiment through Dagster and "
+                                           "print each verdict line and report path.",
                                epilog="examples:\n  langchef demo\n"
                                       "  langchef demo --workspace demo-workspace\n",
                                formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -280,11 +282,11 @@ def _emit(arguments, payload, text: str) -> None:
         print(text)
 
 
-def _workspace(arguments, *, must_exist: bool = True, reports=None):
+def _workspace(arguments, *, reports=None):
     from langchef_core.workspace import Workspace
 
     workspace = Workspace.at(getattr(arguments, "workspace", None), reports=reports)
-    if must_exist and not workspace.root.is_dir():
+    if not workspace.root.is_dir():
         raise CommandError(f"workspace folder {workspace.root} not found; create one with "
                            f"`langchef init {workspace.root}` or pass --workspace DIR.")
     return workspace
@@ -533,10 +535,11 @@ def run_gate(arguments) -> int:
 def _readout_path(arguments) -> Path:
     given = Path(arguments.path).expanduser()
     candidates = [given]
-    if not given.is_absolute() and getattr(arguments, "workspace", None):
-        # Resolved here rather than through Workspace: a missing file is reported before
-        # the statistics are loaded.
-        candidates.append(Path(arguments.workspace).expanduser() / given)
+    # Resolved here rather than through Workspace, so that a missing file is reported
+    # before the statistics are loaded.
+    workspace = getattr(arguments, "workspace", None) or os.environ.get("LANGCHEF_WORKSPACE")
+    if not given.is_absolute() and workspace:
+        candidates.append(Path(workspace).expanduser() / given)
     for candidate in candidates:
         if candidate.is_dir():
             candidate = candidate / "readout.json"
@@ -547,9 +550,9 @@ def _readout_path(arguments) -> Path:
 
 
 def run_demo(arguments) -> int:
-    from .console_demo import run
+    from .demo import run_demo as build_and_read_out
 
-    return run(arguments)
+    return build_and_read_out(arguments.workspace)
 
 
 if __name__ == "__main__":

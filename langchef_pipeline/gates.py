@@ -119,8 +119,8 @@ def zero_positive_coverage(qrels: TableLoad, design: DesignState, arm_runs: dict
     if skipped:
         return skipped
     frames, _ = _frames(arm_runs)
-    result = coverage_check(design.design, frames, qrels.frame)
+    result, table = coverage_check(design.design, frames, qrels.frame)
     return dg.AssetCheckResult(passed=result.passed, severity=dg.AssetCheckSeverity.ERROR,
-                               description=result.sentence,
-                               metadata={"coverage": dg.MetadataValue.float(result.coverage),
-                                         "by arm and source": markdown_table(result.table)})
+                               description=result.reason,
+                               metadata={"positive share": dg.MetadataValue.float(result.positive_share),
+                                         "by arm and source": markdown_table(table)})

@@ -66,6 +66,8 @@ WARNING_TITLES = {
     "retrieval": "Retrieval coverage",
     "judge_unanchored": "Judge not checked against human reviewers",
     "judge_drift": "Judge agreement with human reviewers",
+    "slices": "Slices",
+    "guardrail_unresolved": "Guardrail not resolved",
 }
 GUARDRAIL_WORDS = {"held": "held", "failed": "failed", "unresolved": "unresolved",
                    "breached": "breached", "clear": "clear", "unconfirmed": "unconfirmed"}
@@ -340,10 +342,16 @@ class SlicesView:
 
 @dataclass(frozen=True)
 class GuardrailRow:
+    """A cost guardrail (a relative change against an allowed increase) or a protected slice
+    (a difference read against zero, Holm-corrected across the protected slices)."""
+
     name: str
+    kind: str | None
     status: str
     breached: bool
     sentence: str | None
+    estimate: Estimate | None       # protected slices: the slice's difference
+    p_adjusted: float | None
     relative: float | None
     relative_low: float | None
     relative_high: float | None
@@ -526,7 +534,7 @@ def build_report_view(readout: Mapping, created_at: datetime) -> ReportView:
         retrieval=_retrieval(readout.get("retrieval")),
         classification=_classification(readout.get("classification")),
         slices=_slices(readout.get("slices")),
-        guardrails=tuple(_guardrail(entry) for entry in readout.get("guardrails") or ()),
+        guardrails=tuple(_guardrail(entry, unit) for entry in readout.get("guardrails") or ()),
         seeds=_seeds(readout.get("seeds"), unit),
         judge=_judge(readout.get("judge") or {}),
         goldens=_goldens(readout, primary) if "broke" in primary else None,
@@ -876,15 +884,19 @@ def _slices(section) -> SlicesView | None:
         warnings=tuple(str(w) for w in section.get("warnings") or ()), chart=chart)
 
 
-def _guardrail(entry) -> GuardrailRow:
+def _guardrail(entry, unit: str) -> GuardrailRow:
     breached = bool(entry.get("breached"))
     status = entry.get("status") or ("breached" if breached else "held")
     name = entry.get("name") or " ".join(str(entry[key]) for key in ("statistic", "metric")
                                          if entry.get(key))
+    has_difference = all(entry.get(key) is not None for key in ("difference", "low", "high"))
     return GuardrailRow(
-        name=str(name or "guardrail"), status=GUARDRAIL_WORDS.get(status, str(status)),
-        breached=breached, sentence=entry.get("sentence") or entry.get("message"),
-        relative=entry.get("relative"), relative_low=entry.get("relative_low"),
+        name=str(name or "guardrail"), kind=entry.get("kind"),
+        status=GUARDRAIL_WORDS.get(status, str(status)), breached=breached,
+        sentence=entry.get("sentence") or entry.get("message") or None,
+        estimate=_estimate(entry, unit, f"guardrails[{name!r}]") if has_difference else None,
+        p_adjusted=entry.get("p_adjusted"),
+        relative=entry.get("relative", entry.get("increase")), relative_low=entry.get("relative_low"),
         relative_high=entry.get("relative_high"), max_increase=entry.get("max_increase"))
 
 

@@ -426,3 +426,12 @@ def test_a_clustered_comparison_says_it_resampled_clusters():
     assert (f"<dt>Resampled by cluster</dt><dd>30 clusters, design effect "
             f"{primary['design_effect']:.2f}</dd>") in section(html, "verdict")
     assert "Resampled by cluster" not in render_report(regression_readout(), CREATED_AT)
+
+
+def test_guardrails_read_protected_slices_in_points_and_costs_in_percent():
+    block = section(render_report(frozen_specimen(), CREATED_AT), "guardrails")
+    rows = re.findall(r'<tr><th scope="row">(.*?)</tr>', block, re.S)
+    slice_row = next(row for row in rows if row.startswith("protected slice task=safety"))
+    assert f"{MINUS}4.2" in slice_row and "no confirmed drop (Holm p 1.00)" in slice_row
+    cost_row = next(row for row in rows if row.startswith("p95 latency_ms"))
+    assert f"{MINUS}10.0%" in cost_row and "+10.0%" in cost_row and ">held<" in cost_row

@@ -26,6 +26,7 @@ import pandas as pd
 import langchef_core as lc
 from langchef_core.anchors import AnchorReport, AnchorRun
 from langchef_core.design import validate_design
+from langchef_core.experiment import guardrail_entries
 from langchef_core.readout import ReadoutParts, Warning_, assemble_readout
 
 GOLDEN = Path(__file__).resolve().parents[1] / "reference" / "golden"
@@ -118,20 +119,14 @@ def _retrieval(rng: np.random.Generator, settings: lc.RetrievalSettings, seed: i
     return comparison
 
 
-def _latency_guardrails(rng: np.random.Generator, design) -> list[dict]:
+def _guardrails(rng: np.random.Generator, design, slices) -> tuple[list, list]:
+    """The protected slices and a p95 latency guardrail, listed by the pipeline's own
+    ``guardrail_entries`` (with the warnings it adds)."""
     baseline = rng.gamma(4.0, 120.0, N_GOLDENS)
     variant = baseline * rng.normal(0.92, 0.05, N_GOLDENS)
     costs = {"latency_ms": lc.compare_cost(baseline, variant, metric="latency_ms",
                                            resamples=RESAMPLES, seed=design.bootstrap.seed)}
-    check = lc.check_guardrails([g.to_dict() for g in design.guardrails], costs)
-    return [guardrail_entry(result) for result in check.results]
-
-
-def guardrail_entry(result) -> dict:
-    """A guardrail as the readout lists it: ``name``, ``breached``, ``sentence`` and the
-    measured relative interval (what ``gate_reasons`` and the report read)."""
-    return {"name": f"{result.statistic} {result.metric}", "breached": result.status == "failed",
-            "sentence": result.message, **result.to_dict()}
+    return guardrail_entries(design, slices, costs)
 
 
 def _judge_section(rng: np.random.Generator, design) -> dict:
@@ -196,12 +191,13 @@ def build_specimen_readout() -> dict:
                                margin=design.margin, **options)
     broke = np.flatnonzero(base_pass & ~var_pass)
     fixed = np.flatnonzero(~base_pass & var_pass)
+    guardrails, extra = _guardrails(rng, design, slices)
     warnings = [
         Warning_("underpowered", "the 120 goldens can detect about 11 points, more than the "
                                  "5-point margin; a drop as large as the margin can hide here"),
         Warning_("label_source_mix", "retrieval labels come from human and click sources; the "
                                      "'all' rows mix them"),
-        Warning_("exploratory_slices", "region was not declared: its slices are exploratory"),
+        *(Warning_(code, sentence) for code, sentence in extra),
     ]
     parts = ReadoutParts(
         design=design, design_sha256=design.sha256, approved_by="Ada Reviewer",
@@ -213,7 +209,7 @@ def build_specimen_readout() -> dict:
         inputs_sha256="5b" * 32,
         primary=primary.to_dict(), criteria=attribution["criteria"],
         unattributed=attribution["unattributed"], retrieval=retrieval.to_dict(),
-        slices=slices.to_dict(), guardrails=_latency_guardrails(rng, design),
+        slices=slices.to_dict(), guardrails=guardrails,
         judge=_judge_section(rng, design),
         traffic={"verified": True,
                  "sentence": "every run row was created after the approval (2026-10-28T14:05:00Z)"},
