@@ -24,8 +24,11 @@ dev: $(STAMP)
 	LANGCHEF_WORKSPACE=$${LANGCHEF_WORKSPACE:-$(CURDIR)/$(DEMO_WORKSPACE)} DAGSTER_HOME=$$DAGSTER_HOME \
 	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1
 
+# Side-by-side speed against peers (scipy's paired bootstrap; pytrec_eval and ranx).
+# The issue-sized runs: bench_compare.py --sizes 1000000, bench_retrieval.py --queries 1000000.
 bench: $(STAMP)
-	$(PY) benchmarks/bench_compare.py
+	$(PY) benchmarks/bench_compare.py --sizes 1000 100000
+	$(PY) benchmarks/bench_retrieval.py --queries 100000
 
 # Refresh the pinned versions after changing pyproject.toml.
 lock: $(STAMP)

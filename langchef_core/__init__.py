@@ -41,6 +41,7 @@ from .judges import (Judge, Judgement, JudgeError, OpenAICompatibleJudge, Record
                      RubricJudge, build_judge)
 from .demo import DemoManifest, build_demo_workspace
 from .report import render_index, render_report, template_sha256, write_index
+from .schemas import SchemaViolation, read_input, validate_table
 
 from ._version import __version__  # noqa: E402
 
@@ -74,4 +75,5 @@ __all__ = [
     "Judge", "JudgeError", "Judgement", "OpenAICompatibleJudge", "RecordedJudge",
     "RubricJudge", "build_judge", "DemoManifest", "build_demo_workspace",
     "render_index", "render_report", "template_sha256", "write_index",
+    "SchemaViolation", "read_input", "validate_table",
 ]

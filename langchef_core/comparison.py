@@ -38,8 +38,10 @@ class Record:
 
 
 @dataclass(frozen=True)
-class ContinuousComparison(Record):
-    """Paired comparison of a real-valued score (recall, nDCG, a 1-5 rating …)."""
+class Comparison(Record):
+    """What every paired comparison reports (ARCHITECTURE §5): the difference variant −
+    baseline, its percentile interval, the p-value beside it, the verdict read from the
+    interval, the smallest detectable effect, and the non-inferiority outcome."""
 
     n: int
     difference: float
@@ -57,30 +59,20 @@ class ContinuousComparison(Record):
     n_clusters: int | None
     design_effect: float
     p_value_method: str
+
+
+@dataclass(frozen=True)
+class ContinuousComparison(Comparison):
+    """Paired comparison of a real-valued score (recall, nDCG, a 1-5 rating …)."""
+
     baseline_mean: float
     variant_mean: float
 
 
 @dataclass(frozen=True)
-class BinaryComparison(Record):
+class BinaryComparison(Comparison):
     """Paired comparison of pass/fail outcomes; ``broke`` and ``fixed`` are the flips."""
 
-    n: int
-    difference: float
-    low: float
-    high: float
-    p_value: float
-    verdict: str
-    detection_limit: float
-    noninferiority: str | None
-    margin: float | None
-    alpha: float
-    power: float
-    resamples: int
-    seed: int | None
-    n_clusters: int | None
-    design_effect: float
-    p_value_method: str
     broke: int
     fixed: int
     both_pass: int

@@ -506,6 +506,8 @@ class ReportView:
     design: DesignView
     provenance: Provenance
     warnings: tuple[WarningView, ...]
+    # Breached guardrails are said before the verdict: they fail the gate whatever it says.
+    breaches: tuple[str, ...] = ()
 
 
 # ── building it ─────────────────────────────────────────────────────────────────────────
@@ -541,6 +543,8 @@ def build_report_view(readout: Mapping, created_at: datetime) -> ReportView:
         design=_design(design, unit),
         provenance=_provenance(readout),
         warnings=tuple(_warning(entry) for entry in readout.get("warnings") or ()),
+        breaches=tuple(str(entry.get("sentence") or entry.get("name") or "a guardrail")
+                       for entry in readout.get("guardrails") or () if entry.get("breached")),
     )
 
 

@@ -84,7 +84,8 @@ def read_input(path: str | Path, kind: str, *, label: str | None = None,
 
 
 def schema_for(kind: str, required_columns: Iterable[str] = ()) -> pa.DataFrameSchema:
-    """The pandera schema of ``kind`` with ``required_columns`` made required and non-null.
+    """The pandera schema of ``kind`` with ``required_columns`` made required and non-null
+    (a golden without its slice, cluster or ``ideal`` value cannot be scored or weighted).
 
     Strict kinds accept only their own columns, so asking one for a column it does not
     define is a programming error (``ValueError``); goldens gain the column.
@@ -93,7 +94,7 @@ def schema_for(kind: str, required_columns: Iterable[str] = ()) -> pa.DataFrameS
     schema = model.to_schema()
     for column in required_columns:
         if column in schema.columns:
-            schema = schema.update_column(column, required=True)  # nullability per format
+            schema = schema.update_column(column, required=True, nullable=False)
         elif schema.strict:
             raise ValueError(f"{kind} tables have no column {column!r}; their columns are "
                              + ", ".join(schema.columns))

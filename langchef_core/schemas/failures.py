@@ -96,7 +96,8 @@ class SchemaViolation(InputError):
         return failures_markdown(self.failures, limit=limit)
 
     def to_dict(self) -> dict:
-        """JSON-ready: the message and every failure with its value shown as text."""
+        """JSON-ready: the message and every failure (values JSON cannot hold are shown as
+        text)."""
         return {"message": str(self), "failures": [
             {"file": failure.file, "column": failure.column, "row": failure.row,
              "value": json_value(failure.value), "check": failure.check}
@@ -211,8 +212,10 @@ def translate(errors: SchemaErrors, schema: pa.DataFrameSchema, *, file: str,
             failures.append(Failure(file, str(case.failure_case), None, None, COLUMN_MISSING,
                                     "column", hint))
         elif check == "dataframe_column_labels_unique":
-            failures.append(Failure(file, str(case.failure_case), None, None, COLUMN_REPEATED,
-                                    "column", "keep one column of each name"))
+            labels = case.failure_case
+            labels = list(labels) if isinstance(labels, pd.Index | list | tuple) else [labels]
+            failures.extend(Failure(file, str(label), None, None, COLUMN_REPEATED, "column",
+                                    "keep one column of each name") for label in labels)
         elif check == "not_nullable":
             failures.append(Failure(file, case.column, row, None, MISSING_VALUE, "missing",
                                     _missing_hint(schema, case.column)))
@@ -284,27 +287,31 @@ def _duplicate_key(case, row, first_rows, schema, file) -> list[Failure]:
 
 
 class _FirstRows:
-    """Where each key value first occurs in the validated frame (computed once per key)."""
+    """Where each key value first occurs in the validated frame, and each row's key,
+    computed once per key (a pandas lookup per failure would be slow on big tables)."""
 
     def __init__(self, data: pd.DataFrame | None):
         self._data = data if data is not None and data.index.is_unique else None
         self._first: dict[tuple, dict] = {}
+        self._keys: dict[tuple, dict] = {}
 
     def of(self, keys: list[str], key: tuple):
-        if self._data is None:
-            return None
-        if tuple(keys) not in self._first:
-            first: dict[tuple, object] = {}
-            rows = self._data[keys].itertuples(index=True, name=None)
-            for row, *values in rows:
-                first.setdefault(tuple(values), _row(row))
-            self._first[tuple(keys)] = first
-        return self._first[tuple(keys)].get(key)
+        self._index(keys)
+        return self._first.get(tuple(keys), {}).get(key)
 
     def key_at(self, keys: list[str], row) -> tuple | None:
-        if self._data is None or row is None or row not in self._data.index:
-            return None
-        return tuple(self._data.loc[row, keys])
+        self._index(keys)
+        return self._keys.get(tuple(keys), {}).get(row)
+
+    def _index(self, keys: list[str]) -> None:
+        name = tuple(keys)
+        if self._data is None or name in self._first:
+            return
+        first, key_of_row = {}, {}
+        for row, *values in self._data[keys].itertuples(index=True, name=None):
+            key_of_row[_row(row)] = tuple(values)
+            first.setdefault(tuple(values), _row(row))
+        self._first[name], self._keys[name] = first, key_of_row
 
 
 def _check_failure(case, row, schema, file) -> Failure:

@@ -70,6 +70,7 @@ class WorkspaceTable(pa.DataFrameModel):
 
     class Config:
         coerce = False  # every coercion is the deliberate one in values.py, none implicit
+        unique_column_names = True
 
     @pa.dataframe_parser
     def normalise(cls, frame: pd.DataFrame) -> pd.DataFrame:
@@ -116,6 +117,7 @@ class RunTable(WorkspaceTable):
     criterion: Optional[Series[str]] = pa.Field(nullable=True)
     judge: Optional[Series[str]]
     context: Optional[Series[str]] = pa.Field(nullable=True)
+    rationale: Optional[Series[str]] = pa.Field(nullable=True)  # an upstream judge's reason
 
     @pa.check("example_id", name="id_not_blank", error=NOT_BLANK)
     def example_id_not_blank(cls, series: pd.Series) -> pd.Series:
@@ -125,7 +127,9 @@ class RunTable(WorkspaceTable):
     def costs_are_non_negative(cls, series: pd.Series) -> pd.Series:
         return _non_negative(series)
 
-    @pa.check("retrieved", "candidates", name="no_repeated_documents", error=NO_REPEATS)
+    # A document repeated in a *ranking* counts once at its best rank (the retrieval
+    # metrics' rule), so only the candidate pool must list each document once.
+    @pa.check("candidates", name="no_repeated_documents", error=NO_REPEATS)
     def rankings_have_no_repeats(cls, series: pd.Series) -> pd.Series:
         return _no_repeats(series)
 

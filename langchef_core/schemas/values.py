@@ -151,7 +151,9 @@ def as_utc_timestamp(value):
     if not isinstance(moment, datetime):
         return Rejected(value, NOT_TIMESTAMP)
     if moment.tzinfo is None or moment.utcoffset() is None:
-        return Rejected(value, NAIVE_TIMESTAMP)
+        # Shown as ISO text, the way a person would have written it.
+        return Rejected(value if isinstance(value, str) else moment.isoformat(),
+                        NAIVE_TIMESTAMP)
     try:
         moment = moment.astimezone(timezone.utc)
     except OverflowError:
@@ -188,11 +190,15 @@ def _plain(value):
 
 # --- whole columns -------------------------------------------------------------------------
 
+# pandas' default text dtype (``str``: NaN for missing, pyarrow storage when installed), which
+# is what pandera's ``Series[str]`` expects; other text dtypes are rebuilt into it.
+TEXT_DTYPE = pd.Series([], dtype="str").dtype
+
 def text_column(series: pd.Series, convert: Callable = as_text) -> pd.Series:
-    if pd.api.types.is_string_dtype(series.dtype) and not pd.api.types.is_object_dtype(series):
-        return series  # already pandas text (str dtype): nothing to coerce
+    if series.dtype == TEXT_DTYPE:
+        return series  # already pandas' default text dtype: nothing to coerce
     return _assemble(series, convert, lambda values, index: pd.Series(values, index=index,
-                                                                      dtype="str"))
+                                                                      dtype=TEXT_DTYPE))
 
 
 def id_column(series: pd.Series) -> pd.Series:
@@ -222,7 +228,7 @@ def timestamp_column(series: pd.Series) -> pd.Series:
     if pd.api.types.is_datetime64_dtype(series.dtype):
         # A typed but naive Parquet column: every present value lacks a timezone.
         return series.map(lambda value: pd.NaT if is_missing(value)
-                          else Rejected(value, NAIVE_TIMESTAMP)).astype(object)
+                          else Rejected(value.isoformat(), NAIVE_TIMESTAMP)).astype(object)
     return _assemble(series, as_utc_timestamp,
                      lambda values, index: pd.Series(
                          pd.to_datetime(values, utc=True).as_unit("ns"), index=index))
@@ -244,10 +250,12 @@ def _assemble(series: pd.Series, convert: Callable, typed: Callable) -> pd.Serie
 
 
 def normalise_columns(frame: pd.DataFrame, roles: dict[str, Callable]) -> pd.DataFrame:
-    """Apply each known column's coercion; columns without a role are left as they are."""
+    """Apply each known column's coercion; columns without a role are left as they are,
+    and so are repeated column names (the schema reports those)."""
     frame = frame.copy()
-    for column in frame.columns:
+    repeated = set(frame.columns[frame.columns.duplicated()])
+    for column in dict.fromkeys(frame.columns):
         convert = roles.get(column)
-        if convert is not None:
+        if convert is not None and column not in repeated:
             frame[column] = convert(frame[column])
     return frame

@@ -158,6 +158,16 @@ def test_sections_appear_in_reading_order():
     assert positions == sorted(positions)
 
 
+def test_a_breached_guardrail_is_said_before_the_verdict():
+    readout = frozen_specimen()
+    readout["guardrails"] = [{"name": "protected slice segment=new", "kind": "slice", "breached": True,
+                              "status": "breached", "sentence": "protected slice 'new' regressed"}]
+    html = render_report(readout, CREATED_AT)
+    assert html.index('id="breaches"') < html.index('id="verdict"')
+    assert "protected slice &#39;new&#39; regressed" in html
+    assert 'id="breaches"' not in render_report(regression_readout(), CREATED_AT)
+
+
 def test_optional_sections_appear_only_when_the_readout_carries_them():
     html = render_report(regression_readout(), CREATED_AT)
     ids = Page(html).ids()

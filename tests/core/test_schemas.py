@@ -104,6 +104,23 @@ def test_goldens_slice_column_needs_a_value_on_every_row():
     assert only_failure(error) == ("user", 2, None, "missing value")
 
 
+def test_other_pandas_text_dtypes_are_accepted():
+    rows = pd.RangeIndex(1, 3)
+    frame = pd.DataFrame({"example_id": pd.Series(["q1", "q2"], index=rows, dtype="string"),
+                          "input": pd.Series(["a", "b"], index=rows,
+                                             dtype=pd.StringDtype("python"))})
+    result = validate_table(frame, "goldens", file=GOLDENS)
+    assert [str(result[column].dtype) for column in ("example_id", "input")] == ["str", "str"]
+    assert result["example_id"].tolist() == ["q1", "q2"]
+
+
+def test_the_callers_frame_is_not_changed():
+    frame = table([run_row(7, latency_ms=3, retrieved=[1, 2])])
+    before = frame.copy()
+    validate_table(frame, "run", file=RUN)
+    pd.testing.assert_frame_equal(frame, before)
+
+
 def test_goldens_extra_columns_are_not_an_error():
     frame = validate_table(table([{"example_id": "q1", "input": "a", "anything": [1, 2]}]),
                            "goldens", file=GOLDENS)
@@ -162,7 +179,7 @@ def test_run_unknown_column_names_it_and_lists_the_allowed_ones():
     assert str(error) == (
         "runs/exp/variant.jsonl, column 'score': column not allowed; remove or rename it "
         "(allowed: example_id, output, created_at, latency_ms, cost_usd, retrieved, "
-        "candidates, predicted, verdict, criterion, judge, context).")
+        "candidates, predicted, verdict, criterion, judge, context, rationale).")
 
 
 def test_run_missing_example_id_column():
@@ -260,10 +277,17 @@ def test_run_criterion_needs_a_verdict_column():
 def test_run_required_columns_from_the_design():
     error = violation([run_row("q1", output="o")], "run", RUN, required_columns=["verdict"])
     assert only_failure(error) == ("verdict", None, None, "required column missing")
-    # Required does not change what may be missing: a fail may still cite no criterion.
-    frame = validate_table(table([run_row("q1", verdict="fail", criterion=None)]), "run",
-                           file=RUN, required_columns=["verdict", "criterion"])
-    assert pd.isna(frame["criterion"].iloc[0])
+    assert str(error) == ("runs/exp/variant.jsonl, column 'verdict': required column missing; "
+                          "the design uses it, so add it.")
+
+
+def test_a_required_optional_column_needs_a_value_on_every_row():
+    # `ideal` may be missing in goldens, unless the design scores accuracy against it.
+    records = [{"example_id": "q1", "input": "a", "ideal": "x"},
+               {"example_id": "q2", "input": "b", "ideal": None}]
+    assert validate_table(table(records), "goldens", file=GOLDENS)["ideal"].isna().sum() == 1
+    error = violation(records, "goldens", GOLDENS, required_columns=["ideal"])
+    assert only_failure(error) == ("ideal", 2, None, "missing value")
 
 
 def test_strict_kinds_refuse_to_require_a_column_they_do_not_define():
@@ -364,6 +388,14 @@ def test_anchors_missing_human_verdict_column():
 
 # --- all problems, in the user's words --------------------------------------------------------
 
+def test_a_repeated_column_name_is_reported_once():
+    frame = pd.DataFrame([["q1", "a", "b"]], columns=["example_id", "input", "input"],
+                         index=pd.RangeIndex(1, 2))
+    with pytest.raises(SchemaViolation) as caught:
+        validate_table(frame, "goldens", file=GOLDENS)
+    assert only_failure(caught.value) == ("input", None, None, "column appears more than once")
+
+
 def test_every_failure_is_reported_sorted_by_row_then_column():
     error = violation([
         run_row("q1", verdict="maybe", latency_ms=-1, created_at="2024-05-01", extra=1),
@@ -379,7 +411,7 @@ def test_every_failure_is_reported_sorted_by_row_then_column():
     assert str(error) == (
         "runs/exp/variant.jsonl, column 'extra': column not allowed; remove or rename it "
         "(allowed: example_id, output, created_at, latency_ms, cost_usd, retrieved, "
-        "candidates, predicted, verdict, criterion, judge, context); 7 more problems listed "
+        "candidates, predicted, verdict, criterion, judge, context, rationale); 7 more problems listed "
         "in the failure table.")
 
 
@@ -487,8 +519,9 @@ def test_naive_parquet_timestamps_are_refused(tmp_path):
                   "created_at": pd.to_datetime(["2024-05-01T12:00:00"])}).to_parquet(path)
     with pytest.raises(SchemaViolation) as caught:
         read_input(path, "run", label=RUN)
-    column, row, _, check = only_failure(caught.value)
-    assert (column, row) == ("created_at", 1) and check.startswith("has no timezone")
+    column, row, value, check = only_failure(caught.value)
+    assert (column, row, value) == ("created_at", 1, "2024-05-01T12:00:00")
+    assert check.startswith("has no timezone")
 
 
 def test_read_input_empty_file(tmp_path):

@@ -8,8 +8,8 @@ reports folder. The browser must find the verdict sentence, the forest chart and
 broke/fixed lists, log no console error, and request nothing but the file itself.
 Screenshots (wide, narrow) and a PDF print go to ``tests/artifacts/`` (git-ignored).
 
-``LANGCHEF_REPORTS_UNDER_TEST=/path/to/reports`` also runs the same checks on every
-published version in that folder (for example the demo's reports).
+The same checks then run on demo reports read out through the Dagster pipeline (or, with
+``LANGCHEF_REPORTS_UNDER_TEST=/path/to/reports``, on every version in that folder).
 """
 
 from __future__ import annotations
@@ -160,10 +160,19 @@ def test_the_index_links_to_each_version_and_to_latest(browser, tmp_path):
     assert all(url.startswith("file://") for url in seen.requests)
 
 
-def test_reports_named_in_the_environment_pass_the_same_checks(browser):
+def test_demo_readouts_pass_the_same_checks(browser, tmp_path):
+    """The demo's own reports, read out through the Dagster pipeline (or, with
+    ``LANGCHEF_REPORTS_UNDER_TEST``, every page of an existing reports folder)."""
     root = os.environ.get("LANGCHEF_REPORTS_UNDER_TEST")
     if not root:
-        pytest.skip("set LANGCHEF_REPORTS_UNDER_TEST to a reports folder to check its pages")
+        from langchef_core.demo import build_demo_workspace
+        from langchef_core.workspace import Workspace
+        from langchef_pipeline.materialize import readout_experiment
+        build_demo_workspace(tmp_path / "demo")
+        workspace = Workspace.at(tmp_path / "demo")
+        for experiment in ("eager-hedging", "friendly-tone"):
+            readout_experiment(workspace, experiment)
+        root = workspace.reports
     pages = sorted(Path(root).glob("*/v*/index.html"))
     assert pages, f"no published report under {root}"
     for path in pages:
