@@ -34,6 +34,7 @@ class AnchorRun:
     kappa: float | None
     level: str
     taken_at: str
+    counts: dict = field(default_factory=dict)   # tp, fp, fn, tn with "fail" as positive
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,10 +118,10 @@ def judge_anchor_set(anchors: pd.DataFrame, judge, *, anchor_set: str, history: 
     status = drift_status(current, change, bias, warn_kappa=warn_kappa, fail_kappa=fail_kappa)
     run = AnchorRun(anchor_set=anchor_set, anchor_set_sha256=digest, judge_id=judge.id,
                     verdicts=verdicts_now,
-                    kappa=current.kappa, level=status.level, taken_at=taken_at)
-    trend = [{"taken_at": r.taken_at, "judge_id": r.judge_id, "kappa": r.kappa, "level": r.level}
-             for r in same_set[-20:]] + [{"taken_at": taken_at, "judge_id": judge.id,
-                                           "kappa": current.kappa, "level": status.level}]
+                    kappa=current.kappa, level=status.level, taken_at=taken_at,
+                    counts={"tp": current.tp, "fp": current.fp, "fn": current.fn, "tn": current.tn})
+    trend = [{"taken_at": r.taken_at, "judge_id": r.judge_id, "kappa": r.kappa, "level": r.level,
+              **r.counts} for r in [*same_set[-20:], run]]
     report = AnchorReport(anchor_set=anchor_set, anchor_set_sha256=digest, judge_id=judge.id,
                           agreement=current, drift=change, length=bias, status=status,
                           reference=reference, trend=trend)

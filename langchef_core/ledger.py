@@ -70,6 +70,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                anchor_set_sha256 TEXT NOT NULL CHECK (length(anchor_set_sha256) = 64),
                judge_id TEXT NOT NULL,
                kappa REAL,
+               counts TEXT NOT NULL,
                level TEXT NOT NULL CHECK (level IN ('ok', 'warn', 'error')),
                taken_at TEXT NOT NULL,
                verdicts TEXT NOT NULL
@@ -227,10 +228,10 @@ class Ledger:
         self._connection.execute("BEGIN IMMEDIATE")
         try:
             self._connection.execute(
-                "INSERT INTO anchor_runs (anchor_set, anchor_set_sha256, judge_id, kappa, level, "
-                "taken_at, verdicts) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run.anchor_set, run.anchor_set_sha256, run.judge_id, run.kappa, run.level,
-                 run.taken_at, verdicts))
+                "INSERT INTO anchor_runs (anchor_set, anchor_set_sha256, judge_id, kappa, counts, "
+                "level, taken_at, verdicts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (run.anchor_set, run.anchor_set_sha256, run.judge_id, run.kappa,
+                 json.dumps(run.counts, sort_keys=True), run.level, run.taken_at, verdicts))
             self._connection.execute("COMMIT")
         except BaseException:
             self._connection.execute("ROLLBACK")
@@ -240,11 +241,11 @@ class Ledger:
         """Recorded anchor runs, oldest first (all content versions of the set)."""
         where, values = ("WHERE anchor_set = ?", (anchor_set,)) if anchor_set else ("", ())
         rows = self._connection.execute(
-            "SELECT anchor_set, anchor_set_sha256, judge_id, verdicts, kappa, level, taken_at "
+            "SELECT anchor_set, anchor_set_sha256, judge_id, verdicts, kappa, level, taken_at, counts "
             f"FROM anchor_runs {where} ORDER BY id", values).fetchall()
         return [AnchorRun(name, digest, judge, {a: tuple(p) for a, p in json.loads(verdicts).items()},
-                          kappa, level, taken_at)
-                for name, digest, judge, verdicts, kappa, level, taken_at in rows]
+                          kappa, level, taken_at, json.loads(counts))
+                for name, digest, judge, verdicts, kappa, level, taken_at, counts in rows]
 
     def readouts(self, *, experiment: str | None = None,
                  design_sha256: str | None = None) -> list[LedgerEntry]:
