@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import sys
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -29,12 +30,16 @@ STYLESHEET = "report.css"
 
 
 def templates_folder() -> Path:
-    """The repository's ``templates/`` folder (the package is installed editable).
+    """Where the report templates live: the repository's ``templates/`` folder (a checkout
+    or an editable install), else the copy a regular install puts under
+    ``<prefix>/share/langchef/templates`` (pyproject's data-files).
 
-    The one place that knows where the templates live: packaging them later changes only
-    this function.
+    The one place that knows where the templates live.
     """
-    return Path(__file__).resolve().parents[2] / "templates"
+    checkout = Path(__file__).resolve().parents[2] / "templates"
+    if checkout.is_dir():
+        return checkout
+    return Path(sys.prefix) / "share" / "langchef" / "templates"
 
 
 def template_files() -> list[Path]:
