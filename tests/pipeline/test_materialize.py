@@ -136,3 +136,35 @@ def test_a_verdict_from_another_judge_is_refused(tmp_path):
     rows[2]["judge"] = "someone-else@v1"
     write_jsonl(run, rows)
     assert_refused(workspace, check="judge_is_pinned", says="someone-else@v1")
+
+
+def _break_table(path, change):
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    change(rows)
+    write_jsonl(path, rows)
+
+
+def _assert_demo_refused(workspace, experiment, *, check, says):
+    result = materialize_experiment(workspace, experiment)
+    reasons = failure_reasons(result)
+    assert not result.success and reasons[0].startswith(check + ":"), reasons
+    assert says in reasons[0], reasons[0]
+    assert not list(workspace.reports.rglob("readout.json"))
+
+
+@pytest.mark.slow
+def test_qrels_with_a_relevance_outside_zero_and_one(demo_workspace):
+    _break_table(demo_workspace.qrels_path("kitchen"), lambda rows: rows[2].update(relevant=2))
+    _assert_demo_refused(demo_workspace, "retriever-swap", check="qrels_are_valid", says="row 3")
+
+
+@pytest.mark.slow
+def test_a_pool_that_lists_a_pair_twice(demo_workspace):
+    _break_table(demo_workspace.pools_path("kitchen"), lambda rows: rows.append(dict(rows[0])))
+    _assert_demo_refused(demo_workspace, "retriever-swap", check="pools_are_valid", says="pools/kitchen.jsonl")
+
+
+@pytest.mark.slow
+def test_an_anchor_without_a_valid_human_verdict(demo_workspace):
+    _break_table(demo_workspace.anchors_path("kitchen-anchors"), lambda rows: rows[4].update(human_verdict="maybe"))
+    _assert_demo_refused(demo_workspace, "eager-hedging", check="anchors_are_valid", says="row 5")
