@@ -22,6 +22,7 @@ from .comparison import (BinaryComparison, ContinuousComparison, compare_binary,
 from .design import Design, load_workspace_design
 from .errors import InputError
 from .schemas import SchemaViolation, read_input
+from .seeds import parse_seed_run
 from .workspace import Workspace
 
 BASELINE, VARIANT = "baseline", "variant"
@@ -112,11 +113,55 @@ def load_goldens(workspace: Workspace, design: Design) -> TableLoad:
 
 
 def load_runs(workspace: Workspace, design: Design) -> dict[str, TableLoad]:
-    """Every arm's run file for the experiment: the design's arms, plus any other file found
+    """Every run file of the experiment, by run name: the design's arms, each arm's training
+    seeds (``<arm>@seed<k>``, standing in for the arm's single file), and any other file found
     (an arm the design does not name is refused later by the gate, not silently ignored)."""
-    arms = list(dict.fromkeys([*design.arm_names, *workspace.run_arms(design.experiment)]))
-    return {arm: load_table(workspace, workspace.run_path(design.experiment, arm), "run")
-            for arm in arms}
+    found = workspace.run_arms(design.experiment)
+    seeded = {arm for arm, seed in map(parse_seed_run, found) if seed}
+    names = [arm for arm in design.arm_names if arm not in seeded] + found
+    return {name: load_table(workspace, workspace.run_path(design.experiment, name), "run")
+            for name in dict.fromkeys(names)}
+
+
+def runs_by_arm(runs: dict) -> dict[str, dict]:
+    """Run names grouped by arm: ``{arm: {seed or None: value}}``."""
+    grouped: dict[str, dict] = {}
+    for name, value in runs.items():
+        arm, seed = parse_seed_run(name)
+        grouped.setdefault(arm, {})[seed] = value
+    return grouped
+
+
+def has_seeds(runs: dict) -> bool:
+    return any(parse_seed_run(name)[1] for name in runs)
+
+
+def completeness_check(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame],
+                       files: dict[str, str], goldens_file: str):
+    """The design's arms are exactly the runs' arms, and every run file (every seed of a
+    seeded arm) scores every golden: the gate rules of langchef_core.gates, run per file."""
+    from . import gates as rules
+    grouped = runs_by_arm(runs)
+    check = rules.arms_match_design(design, {arm: next(iter(seeds.values())) for arm, seeds in grouped.items()})
+    if not check.passed:
+        return check
+    for arm, seeds in grouped.items():
+        for seed, frame in seeds.items():
+            pair = {other: frame if other == arm else next(iter(grouped[other].values()))
+                    for other in design.arm_names}
+            labels = {other: files.get(f"{arm}@{seed}" if seed and other == arm else other, other)
+                      for other in design.arm_names}
+            check = rules.runs_are_complete(design, goldens, pair, files=labels, goldens_file=goldens_file)
+            if not check.passed:
+                return _naming_seed(check, labels[arm]) if seed else check
+    return check
+
+
+def _naming_seed(check, label: str):
+    """The rule names the arm; with seeds, say which seed's file is short."""
+    sentence = f"{label}: {check.sentence}"
+    return dataclasses.replace(check, sentence=sentence,
+                               refusal=dataclasses.replace(check.refusal, sentence=sentence))
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,6 +171,8 @@ class ItemScores:
     frame: pd.DataFrame
     judge_id: str | None
     judge: dict = field(default_factory=dict)
+    # Seeded designs: {role: ({seed: pass per golden}, {seed: output per golden})}
+    seeds: dict | None = None
 
 
 def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame], judge,
@@ -133,17 +180,15 @@ def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.Data
     """Judge both arms' answers with the pinned judge and pair the verdicts by golden.
 
     Goldens are put in ``example_id`` order, so every later result is independent of the
-    order of the files' rows.
+    order of the files' rows. An arm given as training seeds is judged seed by seed.
     """
     files = files or {}
-    base = goldens.sort_values("example_id", kind="stable").reset_index(drop=True)
     paired = _paired_base(design, goldens)
+    if has_seeds(runs):
+        return _seeded_scores(design, paired, goldens, runs, judge, files)
     for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
         run = runs[arm]
-        items = run.merge(base[[c for c in ("example_id", "input", "ideal") if c in base.columns]],
-                          on="example_id", how="inner")
-        items.index = run.index[run["example_id"].isin(base["example_id"])]
-        verdicts = judge.judge(items, source=files.get(arm, arm)).set_index("example_id")
+        verdicts = _verdicts(run, goldens, judge, files.get(arm, arm))
         paired[f"{role}_pass"] = paired["example_id"].map(verdicts["verdict"]).eq("pass")
         paired[f"{role}_criterion"] = paired["example_id"].map(verdicts["criterion"])
         paired[f"{role}_rationale"] = paired["example_id"].map(verdicts["rationale"])
@@ -151,6 +196,61 @@ def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.Data
             paired[f"{role}_output"] = paired["example_id"].map(run.set_index("example_id")["output"])
         _attach_costs(paired, run, role)
     return ItemScores(frame=paired, judge_id=judge.id, judge=judge.describe())
+
+
+def _verdicts(run: pd.DataFrame, goldens: pd.DataFrame, judge, source: str) -> pd.DataFrame:
+    """One run's verdicts by example_id (the goldens give each item its input and ideal)."""
+    base = goldens[[c for c in ("example_id", "input", "ideal") if c in goldens.columns]]
+    items = run.merge(base, on="example_id", how="inner")
+    items.index = run.index[run["example_id"].isin(base["example_id"])]
+    return judge.judge(items, source=source).set_index("example_id")
+
+
+def _seeded_scores(design, paired, goldens, runs, judge, files) -> ItemScores:
+    """Per-seed pass/fail of each arm, aligned on the goldens (the seed-aware comparison
+    reads these; per-criterion attribution and slices need one run per arm)."""
+    grouped, seeds = runs_by_arm(runs), {}
+    for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
+        passes, outputs = {}, {}
+        for seed, run in grouped[arm].items():
+            name = f"{arm}@{seed}" if seed else arm
+            verdicts = _verdicts(run, goldens, judge, files.get(name, name))
+            passes[seed or arm] = paired["example_id"].map(verdicts["verdict"]).eq("pass").to_numpy()
+            if "output" in run.columns:
+                outputs[seed or arm] = paired["example_id"].map(run.set_index("example_id")["output"]).tolist()
+        seeds[role] = (passes, outputs or None)
+    return ItemScores(frame=paired, judge_id=judge.id, judge=judge.describe(), seeds=seeds)
+
+
+def seed_analysis(design: Design, scores: ItemScores):
+    """Between-seed spread and the comparison whose interval resamples seeds and goldens."""
+    from .seeds import compare_seeds
+    if not scores.seeds:
+        return None
+    (before, before_out), (after, after_out) = scores.seeds[BASELINE], scores.seeds[VARIANT]
+    return compare_seeds(before, after, baseline_outputs=before_out, variant_outputs=after_out,
+                         declared_seeds=design.seeds, clusters=_clusters(design, scores.frame),
+                         margin=design.margin, **_statistics(design))
+
+
+def seeded_primary(design: Design, scores: ItemScores) -> ContinuousComparison:
+    """The primary comparison of a seeded design, from the seed-aware interval. Refused
+    seeds (identical outputs: one checkpoint re-run) stop the readout with their reason."""
+    from .comparison import signed_rank_p_value
+    analysis = seed_analysis(design, scores)
+    if analysis.refused:
+        raise InputError("; ".join(analysis.gate_reasons))
+    seeded = analysis.comparison
+    (before, _), (after, _) = scores.seeds[BASELINE], scores.seeds[VARIANT]
+    per_golden = np.mean(list(after.values()), axis=0) - np.mean(list(before.values()), axis=0)
+    p_value, method = signed_rank_p_value(np.sort(per_golden))
+    return ContinuousComparison(
+        n=seeded.n, difference=seeded.difference, low=seeded.low, high=seeded.high, p_value=p_value,
+        verdict=seeded.verdict, detection_limit=seeded.detection_limit,
+        noninferiority=seeded.noninferiority, margin=seeded.margin, alpha=seeded.alpha,
+        power=seeded.power, resamples=seeded.resamples, seed=seeded.seed, n_clusters=seeded.n_clusters,
+        design_effect=1.0, p_value_method=method + " on per-golden seed means; interval " + seeded.resampling,
+        baseline_mean=seeded.baseline_mean, variant_mean=seeded.variant_mean)
 
 
 def primary_comparison(design: Design, scores: ItemScores) -> BinaryComparison | ContinuousComparison:
@@ -231,6 +331,10 @@ def score_items(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFr
     """Per-golden scores of both arms: judge verdicts (pass_rate), correctness (accuracy),
     or, for a retrieval primary, the goldens only (retrieval is scored per query later)."""
     files = files or {}
+    if has_seeds(runs) and design.primary != "pass_rate":
+        raise InputError(f"training seeds (<arm>@seed<k> run files) are read for pass_rate designs; "
+                         f"this design's primary is {design.primary}",
+                         hint="give each arm one run file, or use a pass_rate design")
     if design.primary == "pass_rate":
         return judged_scores(design, goldens, runs, judge, files)
     if design.primary == "accuracy":
@@ -281,8 +385,8 @@ def _clusters(design: Design, frame: pd.DataFrame):
 def criterion_attribution(design: Design, scores: ItemScores):
     """Which judge criterion moved (judged designs only; None otherwise)."""
     from .attribution import attribute
-    if design.primary != "pass_rate":
-        return None
+    if design.primary != "pass_rate" or scores.seeds:
+        return None  # attribution pairs one run per arm; a seeded arm has several
     frame = scores.frame
     return attribute(frame[f"{BASELINE}_pass"].to_numpy(bool), list(frame[f"{BASELINE}_criterion"]),
                      frame[f"{VARIANT}_pass"].to_numpy(bool), list(frame[f"{VARIANT}_criterion"]),
@@ -306,6 +410,8 @@ def retrieval_comparison(design: Design, runs: dict[str, pd.DataFrame], qrels: p
 
 def primary_result(design: Design, scores: ItemScores, retrieval) -> BinaryComparison | ContinuousComparison:
     """The comparison of the design's primary metric: pass rate, accuracy or a retrieval metric."""
+    if scores.seeds:
+        return seeded_primary(design, scores)
     if design.primary in ("pass_rate", "accuracy"):
         return primary_comparison(design, scores)
     chosen = retrieval.get(design.primary)
@@ -334,6 +440,7 @@ class Evidence:
     retrieval: object | None = None
     slices: object | None = None
     costs: dict = field(default_factory=dict)
+    seeds: object | None = None
     judge: dict = field(default_factory=dict)
     extra_warnings: tuple = ()           # (code, sentence) pairs from other stages
 
@@ -371,7 +478,7 @@ def readout_document(evidence: Evidence, looks) -> dict:
     guardrails, guardrail_warnings = guardrail_entries(design, evidence.slices, evidence.costs)
     warnings += [Warning_(code, sentence) for code, sentence in (*evidence.extra_warnings, *guardrail_warnings)]
     attribution = evidence.attribution.to_dict() if evidence.attribution is not None else None
-    flips = flipped_goldens(evidence.scores) if design.primary in ("pass_rate", "accuracy") else {}
+    flips = flipped_goldens(evidence.scores) if f"{BASELINE}_pass" in evidence.scores.frame else {}
     return assemble_readout(ReadoutParts(
         design=design, design_sha256=design.sha256,
         approved_by=approval.approved_by if approval else None,
@@ -384,6 +491,7 @@ def readout_document(evidence: Evidence, looks) -> dict:
         slices=evidence.slices.to_dict() if evidence.slices is not None else None,
         costs={metric: result.to_dict() for metric, result in evidence.costs.items()} or None,
         guardrails=guardrails, judge=evidence.judge,
+        seeds=evidence.seeds.to_dict() if evidence.seeds is not None else None,
         traffic={"verified": not traffic.warnings and traffic.passed, "sentence": traffic.sentence},
         # Not the count of earlier readouts of these same inputs: re-reading unchanged
         # evidence must give the same bytes (and so no new version).

@@ -13,6 +13,7 @@ from .tables import TABLE_SUFFIXES
 DEFAULT_WORKSPACE = "evals"
 # Experiment, suite, arm and anchor-set names become file and folder names: keep them plain.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+SEED_SUFFIX = re.compile(r"^seed[0-9]{1,6}$")
 
 
 def check_name(name: str, kind: str = "experiment") -> str:
@@ -78,8 +79,14 @@ class Workspace:
     def anchors_path(self, anchor_set: str) -> Path:
         return self._table(self.root / "anchors", check_name(anchor_set, "anchor set"))
 
-    def run_path(self, experiment: str, arm: str) -> Path:
-        return self._table(self.root / "runs" / check_name(experiment), check_name(arm, "arm"))
+    def run_path(self, experiment: str, run: str) -> Path:
+        """The run file of an arm, or of one training seed of it (``<arm>@seed<k>``)."""
+        arm, _, seed = run.partition("@")
+        check_name(arm, "arm")
+        if seed and not SEED_SUFFIX.match(seed):
+            raise InputError(f"run name {run!r} is not allowed",
+                             hint="name a seed's run <arm>@seed<k>, e.g. variant@seed2")
+        return self._table(self.root / "runs" / check_name(experiment), run)
 
     def run_arms(self, experiment: str) -> list[str]:
         """Arm names that have a run file for this experiment (file stem, any table type)."""

@@ -7,6 +7,7 @@ import dagster as dg
 import pandas as pd
 
 from langchef_core import experiment as core
+from langchef_core.errors import InputError
 from langchef_core.experiment import DesignState, ItemScores, TableLoad
 
 from .metadata import markdown_table, verdict_line
@@ -38,7 +39,10 @@ def paired_comparison(design: DesignState, item_scores: ItemScores,
                       retrieval_comparison) -> dg.MaterializeResult:
     """The pre-registered primary metric, compared on paired goldens: exact McNemar, seeded
     bootstrap interval (which decides the verdict), and the smallest detectable effect."""
-    result = core.primary_result(design.design, item_scores, retrieval_comparison)
+    try:
+        result = core.primary_result(design.design, item_scores, retrieval_comparison)
+    except InputError as refusal:  # e.g. "seeds" that are one checkpoint re-run
+        raise dg.Failure(description=str(refusal)) from None
     return dg.MaterializeResult(value=result, metadata={
         "verdict": dg.MetadataValue.md(verdict_line(result, metric=design.design.primary)),
         "difference": dg.MetadataValue.float(result.difference),

@@ -10,7 +10,7 @@ stops every downstream asset and its sentence shows in the UI.
 import dagster as dg
 
 from langchef_core import gates as rules
-from langchef_core.experiment import DesignState, TableLoad, coverage_check, pool_check
+from langchef_core.experiment import DesignState, TableLoad, completeness_check, coverage_check, pool_check
 
 from .inputs import arm_runs, design, pools, qrels
 from .metadata import markdown_table
@@ -64,16 +64,13 @@ def approved_before_traffic(arm_runs: dict, design: DesignState) -> dg.AssetChec
                 additional_ins={"design": dg.AssetIn("design"), "goldens": dg.AssetIn("goldens")})
 def runs_are_complete(arm_runs: dict, design: DesignState, goldens: TableLoad) -> dg.AssetCheckResult:
     """Runs exist for exactly the design's two arms and score every golden of the suite in
-    both (no interim looks: the readout waits until all are scored)."""
+    both, in every training seed of a seeded arm (no interim looks: the readout waits until
+    all are scored)."""
     skipped = not_evaluated([goldens, *arm_runs.values()])
     if skipped:
         return skipped
     frames, files = _frames(arm_runs)
-    arms = rules.arms_match_design(design.design, frames)
-    if not arms.passed:
-        return gate_result(arms)
-    return gate_result(rules.runs_are_complete(design.design, goldens.frame, frames, files=files,
-                                               goldens_file=goldens.label))
+    return gate_result(completeness_check(design.design, goldens.frame, frames, files, goldens.label))
 
 
 @dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments,

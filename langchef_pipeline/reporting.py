@@ -5,7 +5,8 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from langchef_core.experiment import DesignState, Evidence, ItemScores, TableLoad, readout_document
+from langchef_core.experiment import (DesignState, Evidence, ItemScores, TableLoad, readout_document,
+                                      seed_analysis)
 from langchef_core.ledger import Ledger
 from langchef_core.publish import Published, publish_readout
 
@@ -27,6 +28,7 @@ def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: Tabl
         runs={arm: load.frame for arm, load in arm_runs.items()}, scores=item_scores,
         primary=paired_comparison, attribution=criterion_attribution, retrieval=retrieval_comparison,
         slices=slice_comparison, costs=cost_comparison or {},
+        seeds=seed_analysis(design.design, item_scores),
         judge=judge_section(design, item_scores, anchor_judgements),
         extra_warnings=judge_warnings(design, anchor_judgements))
     from langchef_core.experiment import inputs_fingerprint

@@ -54,3 +54,23 @@ def recorded_workspace(root: Path, *, name: str = "short-prompt", n: int = 40, b
     if approved:
         approve(workspace, name, by="Rita Reviewer", at=APPROVED_AT)
     return workspace
+
+
+def seeded_workspace(root: Path, *, identical: bool = False) -> Workspace:
+    """The recorded workspace with the variant given as three independently trained seeds,
+    each breaking a different dozen goldens (or, with ``identical``, one checkpoint re-run)."""
+    workspace = recorded_workspace(root, approved=False)
+    design = workspace.design_path("short-prompt")
+    design.write_text(design.read_text() + "seeds: 3\n")
+    folder = workspace.run_path("short-prompt", "short").parent
+    workspace.run_path("short-prompt", "short").unlink()
+    ids = [f"g{i:03d}" for i in range(40)]
+    for k in (1, 2, 3):
+        failing = set(ids[:12]) if identical else set(ids[(k - 1) * 4:(k - 1) * 4 + 10 + k])
+        write_jsonl(folder / f"short@seed{k}.jsonl", [
+            {"example_id": i, "output": f"short answer {i}" + ("" if identical else f" (seed {k})"),
+             "created_at": "2026-02-01T10:00:00Z", "verdict": "fail" if i in failing else "pass",
+             "criterion": "Directness" if i in failing else None, "judge": JUDGE}
+            for i in ids])
+    approve(workspace, "short-prompt", by="Rita Reviewer", at=APPROVED_AT)
+    return workspace
