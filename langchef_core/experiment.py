@@ -256,11 +256,8 @@ def seeded_primary(design: Design, scores: ItemScores) -> ContinuousComparison:
 def primary_comparison(design: Design, scores: ItemScores) -> BinaryComparison | ContinuousComparison:
     """The pre-registered primary comparison (pass rate or accuracy) of the two arms."""
     frame = scores.frame
-    return compare_binary(
-        frame[f"{BASELINE}_pass"].to_numpy(bool), frame[f"{VARIANT}_pass"].to_numpy(bool),
-        alpha=design.alpha, power=design.power, resamples=design.bootstrap.resamples,
-        seed=design.bootstrap.seed, margin=design.margin,
-        clusters=None if design.cluster is None else frame[design.cluster].astype(str).to_numpy())
+    return compare_binary(frame[f"{BASELINE}_pass"].to_numpy(bool), frame[f"{VARIANT}_pass"].to_numpy(bool),
+                          margin=design.margin, clusters=_clusters(design, frame), **_statistics(design))
 
 
 def flipped_goldens(scores: ItemScores, *, limit: int = 500) -> dict[str, list[dict]]:
@@ -309,11 +306,13 @@ def pool_check(design: Design, runs: dict[str, pd.DataFrame], files: dict[str, s
 def coverage_check(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame):
     """Enough of the suite's queries carry a positive label (design: retrieval.min_coverage);
     returns the check and the coverage records per arm and label source."""
-    from .retrieval import check_zero_positive_coverage, compare_retrieval
-    result = compare_retrieval(runs[design.arms.baseline], runs[design.arms.variant], qrels,
-                               settings=retrieval_settings(design), resamples=1000)
-    check = check_zero_positive_coverage(result.coverage, min_coverage=design.retrieval.min_coverage)
-    return check, pd.DataFrame([record.to_dict() for record in result.coverage])
+    from .retrieval import check_zero_positive_coverage, summarize_retrieval
+    # Coverage needs each arm's scoring only, not the paired comparison and its bootstrap.
+    coverage = [record for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant))
+                for record in summarize_retrieval(runs[arm], qrels, settings=retrieval_settings(design),
+                                                  arm=role).coverage]
+    check = check_zero_positive_coverage(coverage, min_coverage=design.retrieval.min_coverage)
+    return check, pd.DataFrame([record.to_dict() for record in coverage])
 
 
 def retrieval_settings(design: Design):
