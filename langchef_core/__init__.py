@@ -4,44 +4,46 @@ Plain Python on numpy, scipy and pandas; it never imports dagster, so every numb
 pipeline reports can be reproduced from a notebook or a test.
 """
 
-from .attribution import Attribution, Unattributed, attribute
-from .calibration import (Agreement, CriterionAgreement, LengthBias, Rate, agreement,
-                          length_bias)
-from .comparison import (BinaryComparison, ContinuousComparison, compare_binary,
-                         compare_continuous, noninferiority_from_interval, verdict_from_interval)
-from .intervals import wilson_interval
-from .judge_drift import Drift, DriftStatus, FlippedAnchor, drift, drift_status
-from .mcnemar import mcnemar_clustered, mcnemar_exact
-from .multiplicity import holm
-from .guardrails import (CostComparison, CostStatistic, GuardrailCheck, GuardrailResult,
-                         check_guardrails, compare_cost, guardrail_from_interval)
-from .seeds import (SeedAnalysis, SeedComparison, SeedRefusal, SeedSpread, compare_seeds,
-                    parse_seed_run)
-from .slices import (ExploratorySlice, SliceAnalysis, SliceResult, WeightedDifference,
-                     compare_slices)
-from .power import (continuous_detection_limit, detection_limit, goldens_needed,
-                    goldens_needed_continuous, limit_at_rate)
-from .design import (Design, DesignError, PowerPlan, assess_power, canonical_json, load_design,
-                     parse_design, plan_power, validate_design)
-from .approval import (Approval, ApprovalOutcome, ApprovalStatus, approval_status, approve,
-                       read_approval)
-from .gates import (GateCheck, GateRefusal, GateResult, ReadoutGate, Refusal,
-                    approved_before_traffic, arms_match_design, check_gates, design_is_approved,
-                    judge_is_pinned, readout_gate, runs_are_complete)
-from .ledger import Ledger, LedgerEntry, Looks, fingerprint_files
-from .retrieval import (ChanceLevels, Coverage, CoverageCheck, Judgements, MetricComparison,
-                        MetricSummary, PoolCheck, QueryMetrics, RankedRun, RetrievalComparison,
-                        RetrievalSettings, RetrievalSummary, ZeroPositiveGroup,
-                        apply_zero_positive_policy, arm_run_to_long, chance_levels, check_pools,
-                        check_zero_positive_coverage, compare_retrieval, hit_chance_one_positive,
-                        retrieval_metrics, retrieval_metrics_arrays, summarize_retrieval)
-from .classification import (ClassCounts, ClassificationComparison, classification_correct,
-                             classification_outcomes, compare_classification, normalize_label)
-from .judges import (Judge, Judgement, JudgeError, OpenAICompatibleJudge, RecordedJudge,
-                     RubricJudge, build_judge)
+from .stats.attribution import Attribution, Unattributed, attribute
+from .stats.agreement import Agreement, CriterionAgreement, LengthBias, Rate, agreement, length_bias
+from .stats.paired import (BinaryComparison, ContinuousComparison, compare_binary,
+                           compare_continuous, noninferiority_from_interval, verdict_from_interval)
+from .stats.intervals import wilson_interval
+from .stats.drift import Drift, DriftStatus, FlippedAnchor, drift, drift_status
+from .stats.mcnemar import mcnemar_clustered, mcnemar_exact
+from .stats.multiplicity import holm
+from .stats.costs import (CostComparison, CostStatistic, GuardrailCheck, GuardrailResult,
+                          check_guardrails, compare_cost, guardrail_from_interval)
+from .stats.training_runs import (SeedAnalysis, SeedComparison, SeedRefusal, SeedSpread,
+                                  compare_seeds, parse_seed_run)
+from .stats.slices import (ExploratorySlice, SliceAnalysis, SliceResult, WeightedDifference,
+                           compare_slices)
+from .stats.power import (continuous_detection_limit, detection_limit, goldens_needed,
+                          goldens_needed_continuous, limit_at_rate)
+from .designs.design import (Design, DesignError, PowerPlan, assess_power, canonical_json,
+                             load_design, parse_design, plan_power, validate_design)
+from .designs.approval import (Approval, ApprovalOutcome, ApprovalStatus, approval_status, approve,
+                               read_approval)
+from .designs.gates import (GateCheck, GateRefusal, GateResult, ReadoutGate, Refusal,
+                            approved_before_traffic, arms_match_design, check_gates,
+                            design_is_approved, judge_is_pinned, readout_gate, runs_are_complete)
+from .designs.ledger import Ledger, LedgerEntry, Looks, fingerprint_files
+from .scoring.retrieval import (ChanceLevels, Coverage, CoverageCheck, Judgements,
+                                MetricComparison, MetricSummary, PoolCheck, QueryMetrics,
+                                RankedRun, RetrievalComparison, RetrievalSettings,
+                                RetrievalSummary, ZeroPositiveGroup, apply_zero_positive_policy,
+                                arm_run_to_long, chance_levels, check_pools,
+                                check_zero_positive_coverage, compare_retrieval,
+                                hit_chance_one_positive, retrieval_metrics,
+                                retrieval_metrics_arrays, summarize_retrieval)
+from .scoring.classification import (ClassCounts, ClassificationComparison, classification_correct,
+                                     classification_outcomes, compare_classification,
+                                     normalize_label)
+from .scoring.judges import (Judge, Judgement, JudgeError, OpenAICompatibleJudge, RecordedJudge,
+                             RubricJudge, build_judge)
 from .demo import DemoManifest, build_demo_workspace
 from .report import render_index, render_report, template_sha256, write_index
-from .schemas import SchemaViolation, read_input, validate_table
+from .inputs.schemas import SchemaViolation, read_input, validate_table
 
 from ._version import __version__  # noqa: E402
 

@@ -250,8 +250,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _user_error(error: Exception) -> str | None:
     """The one sentence to show for an error the user can fix, or None for a bug."""
-    errors = sys.modules.get("langchef_core.errors")
-    gates = sys.modules.get("langchef_core.gates")
+    errors = sys.modules.get("langchef_core.inputs.errors")
+    gates = sys.modules.get("langchef_core.designs.gates")
     if errors is not None and isinstance(error, errors.InputError):
         return error.describe()
     if gates is not None and isinstance(error, gates.GateRefusal):
@@ -283,7 +283,7 @@ def _emit(arguments, payload, text: str) -> None:
 
 
 def _workspace(arguments, *, reports=None):
-    from langchef_core.workspace import Workspace
+    from langchef_core.inputs.workspace import Workspace
 
     workspace = Workspace.at(getattr(arguments, "workspace", None), reports=reports)
     if not workspace.root.is_dir():
@@ -316,7 +316,7 @@ def _report_versions(workspace, experiment: str) -> list[int]:
 # --------------------------------------------------------------------------------------
 
 def run_init(arguments) -> int:
-    from langchef_core.workspace import Workspace
+    from langchef_core.inputs.workspace import Workspace
 
     chosen = arguments.directory or getattr(arguments, "workspace", None)
     workspace = Workspace.at(chosen)
@@ -344,8 +344,8 @@ def run_init(arguments) -> int:
 
 
 def run_design_check(arguments) -> int:
-    from langchef_core.approval import read_approval, status_of
-    from langchef_core.design import assess_power, load_workspace_design
+    from langchef_core.designs.approval import read_approval, status_of
+    from langchef_core.designs.design import assess_power, load_workspace_design
 
     workspace = _workspace(arguments)
     design = load_workspace_design(workspace, arguments.name)
@@ -373,7 +373,7 @@ def run_design_check(arguments) -> int:
 
 
 def run_approve(arguments) -> int:
-    from langchef_core.approval import approve
+    from langchef_core.designs.approval import approve
 
     workspace = _workspace(arguments)
     outcome = approve(workspace, arguments.name, by=arguments.by)
@@ -382,8 +382,8 @@ def run_approve(arguments) -> int:
 
 
 def run_status(arguments) -> int:
-    from langchef_core.approval import APPROVED, INVALID, STATE_LABELS, approval_status
-    from langchef_core.errors import InputError
+    from langchef_core.designs.approval import APPROVED, INVALID, STATE_LABELS, approval_status
+    from langchef_core.inputs.errors import InputError
 
     workspace = _workspace(arguments, reports=arguments.reports)
     rows = []
@@ -424,7 +424,7 @@ def run_status(arguments) -> int:
 
 
 def _valid_name(name: str) -> bool:
-    from langchef_core.workspace import NAME_PATTERN
+    from langchef_core.inputs.workspace import NAME_PATTERN
 
     return bool(NAME_PATTERN.match(name)) and ".." not in name
 
@@ -438,7 +438,7 @@ def run_power(arguments) -> int:
     if goldens is None and effect is None:
         raise CommandError("give --goldens N for the smallest detectable effect, --effect E "
                            "for the goldens needed, or both.")
-    from langchef_core import power as planning
+    from langchef_core.stats import power as planning
 
     alpha, target_power = arguments.alpha, arguments.target_power
     scale = {"discordant_rate": rate} if rate is not None else {"sd": sd}
@@ -510,8 +510,8 @@ def _readout_summary(path: Path) -> dict:
 
 def run_gate(arguments) -> int:
     path = _readout_path(arguments)
-    from langchef_core.errors import InputError
-    from langchef_core.gates import readout_gate
+    from langchef_core.inputs.errors import InputError
+    from langchef_core.designs.gates import readout_gate
 
     label = str(path)
     try:
@@ -550,7 +550,7 @@ def _readout_path(arguments) -> Path:
 
 
 def run_demo(arguments) -> int:
-    from .demo import run_demo as build_and_read_out
+    from langchef_pipeline.demo import run_demo as build_and_read_out
 
     return build_and_read_out(arguments.workspace)
 

@@ -6,12 +6,12 @@ import dagster as dg
 
 import pandas as pd
 
-from langchef_core import experiment as core
-from langchef_core.errors import InputError
-from langchef_core.experiment import DesignState, ItemScores, TableLoad
+from langchef_core.readout import experiment as core
+from langchef_core.inputs.errors import InputError
+from langchef_core.readout.experiment import DesignState, ItemScores, TableLoad
 
-from .metadata import markdown_table, verdict_line
-from .partitions import experiments
+from langchef_pipeline.metadata import markdown_table, verdict_line
+from langchef_pipeline.partitions import experiments
 
 GROUP = "comparison"
 

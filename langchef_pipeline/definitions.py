@@ -2,9 +2,9 @@
 
 import dagster as dg
 
-from . import comparison, drift, gates, inputs, reporting, scoring
-from .resources import JudgeResource, WorkspaceResource
-from .sensors import experiment_designs
+from langchef_pipeline import comparison, drift, gates, inputs, reporting, scoring
+from langchef_pipeline.resources import JudgeResource, WorkspaceResource
+from langchef_pipeline.sensors import experiment_designs
 
 ASSETS = [inputs.design, inputs.goldens, inputs.arm_runs, inputs.qrels, inputs.pools, drift.anchors,
           drift.anchor_judgements,

@@ -6,9 +6,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from langchef_core.demo import build_demo_workspace
-from langchef_core.workspace import Workspace
+from langchef_core.inputs.workspace import Workspace
 
-from .materialize import ReadoutFailed, instance_for_cli, readout_experiment
+from langchef_pipeline.materialize import ReadoutFailed, instance_for_cli, readout_experiment
 
 
 def verdict_line(readout: dict) -> str:

@@ -2,20 +2,21 @@
 every golden was scored in both arms, one pinned judge scored them, and (for retrieval)
 both arms ranked the same pools with enough labelled queries.
 
-Each check calls one pure rule of langchef_core.gates / langchef_core.experiment; an ERROR
+Each check calls one pure rule of langchef_core.designs.gates / langchef_core.readout.experiment; an ERROR
 stops every downstream asset and its sentence shows in the UI.
 """
 
 
 import dagster as dg
 
-from langchef_core import gates as rules
-from langchef_core.experiment import DesignState, TableLoad, completeness_check, coverage_check, pool_check
+from langchef_core.designs import gates as rules
+from langchef_core.readout.experiment import (DesignState, TableLoad, completeness_check,
+                                              coverage_check, pool_check)
 
-from .inputs import arm_runs, design, pools, qrels
-from .metadata import markdown_table
-from .partitions import experiments
-from .resources import JudgeResource, WorkspaceResource
+from langchef_pipeline.inputs import arm_runs, design, pools, qrels
+from langchef_pipeline.metadata import markdown_table
+from langchef_pipeline.partitions import experiments
+from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 
 
 def gate_result(check: rules.GateCheck) -> dg.AssetCheckResult:

@@ -9,13 +9,14 @@ nothing downstream runs.
 import dagster as dg
 import pandas as pd
 
-from langchef_core.errors import InputError
-from langchef_core.experiment import (FAILURE_COLUMNS, DesignState, TableLoad, load_design_state,
-                                      load_goldens, load_runs, load_table)
+from langchef_core.inputs.errors import InputError
+from langchef_core.readout.experiment import (FAILURE_COLUMNS, DesignState, TableLoad,
+                                              load_design_state, load_goldens, load_runs,
+                                              load_table)
 
-from .metadata import markdown_table
-from .partitions import experiments
-from .resources import WorkspaceResource
+from langchef_pipeline.metadata import markdown_table
+from langchef_pipeline.partitions import experiments
+from langchef_pipeline.resources import WorkspaceResource
 
 GROUP = "inputs"
 

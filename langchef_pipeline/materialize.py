@@ -12,11 +12,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from langchef_core.workspace import Workspace
+from langchef_core.inputs.workspace import Workspace
 
-from .definitions import ASSETS, CHECKS
-from .partitions import experiments
-from .resources import JudgeResource, WorkspaceResource
+from langchef_pipeline.definitions import ASSETS, CHECKS
+from langchef_pipeline.partitions import experiments
+from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 
 
 # In process the reasons are reported by the caller; Dagster's own console log would bury

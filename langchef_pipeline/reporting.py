@@ -5,13 +5,13 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from langchef_core.experiment import (DesignState, Evidence, ItemScores, TableLoad, readout_document,
-                                      seed_analysis)
-from langchef_core.ledger import Ledger
-from langchef_core.publish import Published, publish_readout
+from langchef_core.readout.experiment import (DesignState, Evidence, ItemScores, TableLoad,
+                                              readout_document, seed_analysis)
+from langchef_core.designs.ledger import Ledger
+from langchef_core.readout.publish import Published, publish_readout
 
-from .partitions import experiments
-from .resources import WorkspaceResource
+from langchef_pipeline.partitions import experiments
+from langchef_pipeline.resources import WorkspaceResource
 
 GROUP = "reporting"
 
@@ -31,7 +31,7 @@ def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: Tabl
         seeds=seed_analysis(design.design, item_scores),
         judge=judge_section(design, item_scores, anchor_judgements),
         extra_warnings=judge_warnings(design, anchor_judgements))
-    from langchef_core.experiment import inputs_fingerprint
+    from langchef_core.readout.experiment import inputs_fingerprint
     with Ledger.for_workspace(workspace.get()) as ledger:
         looks = ledger.looks(design.design.sha256, inputs_fingerprint(evidence.tables)[0])
     document = readout_document(evidence, looks)

@@ -4,10 +4,10 @@ correctness, for classification), paired by golden."""
 
 import dagster as dg
 
-from langchef_core.experiment import DesignState, ItemScores, TableLoad, score_items
+from langchef_core.readout.experiment import DesignState, ItemScores, TableLoad, score_items
 
-from .partitions import experiments
-from .resources import JudgeResource, WorkspaceResource
+from langchef_pipeline.partitions import experiments
+from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 
 
 @dg.asset(partitions_def=experiments, group_name="scoring", kinds={"python"})

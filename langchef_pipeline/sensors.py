@@ -3,11 +3,11 @@
 
 import dagster as dg
 
-from langchef_core.design import load_workspace_design
-from langchef_core.errors import InputError
+from langchef_core.designs.design import load_workspace_design
+from langchef_core.inputs.errors import InputError
 
-from .partitions import experiments
-from .resources import WorkspaceResource
+from langchef_pipeline.partitions import experiments
+from langchef_pipeline.resources import WorkspaceResource
 
 
 @dg.sensor(minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)

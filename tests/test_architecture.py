@@ -24,7 +24,7 @@ def test_core_sources_do_not_import_dagster_or_the_pipeline():
 
 
 def test_importing_core_loads_neither_dagster_nor_the_pipeline():
-    probe = ("import sys, langchef_core, langchef_core.workspace, langchef_core.tables; "
+    probe = ("import sys, langchef_core, langchef_core.inputs.workspace, langchef_core.inputs.tables; "
              "import pkgutil, importlib; "
              "[importlib.import_module('langchef_core.' + m.name) "
              " for m in pkgutil.walk_packages(langchef_core.__path__) if not m.name.startswith('_')]; "

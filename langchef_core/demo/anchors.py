@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..judges.rubric import CORRECTNESS, DIRECTNESS, GROUNDEDNESS
+from ..scoring.judges.rubric import CORRECTNESS, DIRECTNESS, GROUNDEDNESS
 from .arms import EMBELLISHMENT
 from .kitchen import ATTRIBUTES, DISHES, Kitchen
 

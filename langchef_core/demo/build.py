@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..comparison import Record
-from ..workspace import Workspace
+from ..stats.paired import Record
+from ..inputs.workspace import Workspace
 from . import anchors as anchor_plan
 from .arms import Arm, Orders, arm_rows, draw_orders, utc_text
 from .kitchen import Kitchen, draw_kitchen
@@ -167,7 +167,7 @@ def approve_demo_designs(root: Path, experiments: list[str]) -> list[str]:
     with the design loader), with the approval time fixed so the files are reproducible.
     Returns the approval files written, relative to ``root``.
     """
-    from ..approval import approve  # the approval module imports the design loader
+    from ..designs.approval import approve  # the approval module imports the design loader
 
     workspace = Workspace(root.resolve())
     written = []
@@ -222,7 +222,7 @@ def _arm_rng(seed: int, arm: Arm) -> np.random.Generator:
 
 
 def _judges() -> dict:
-    from ..judges import build_judge
+    from ..scoring.judges import build_judge
 
     return {name: {"spec": dict(spec), "id": build_judge(spec).id}
             for name, spec in (("stable", STABLE_JUDGE), ("drifted", DRIFTED_JUDGE))}

@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from ..judges.rubric import CORRECTNESS, DIRECTNESS, GROUNDEDNESS
+from ..scoring.judges.rubric import CORRECTNESS, DIRECTNESS, GROUNDEDNESS
 from .arms import (CORRECT, DEMOTED, FRIENDLY, HEDGED, HEDGED_MISSED, MISREAD, MISSED, PARTIAL,
                    REFUSAL, UNGROUNDED, WELCOME, Arm, Profile)
 from .kitchen import Kitchen

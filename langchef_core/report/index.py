@@ -22,9 +22,9 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from ..errors import InputError
-from ..publish import published_versions
-from ..workspace import check_name
+from ..inputs.errors import InputError
+from ..readout.publish import published_versions
+from ..inputs.workspace import check_name
 from .render import render_page
 from .view_model import TONES, VERDICT_WORDS, verdict_sentence
 

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .charts import ChartRow, ForestChart, forest_chart
-from .filters import (RATE, SCORE, as_json, count, delta, humanize, interval, level, magnitude,
-                      pct)
+from .filters import RATE, SCORE, as_json, count, delta, humanize, interval, level, magnitude, pct
 
 VERDICT_WORDS = {"regression": "REGRESSION", "improvement": "IMPROVEMENT",
                  "inconclusive": "INCONCLUSIVE"}

@@ -12,8 +12,8 @@ from .conftest import one_sentence, write_design
 PRELUDE = textwrap.dedent("""\
     import sys, types
     from pathlib import Path
-    from langchef_core.errors import InputError
-    from langchef_core.gates import GateRefusal, Refusal
+    from langchef_core.inputs.errors import InputError
+    from langchef_core.designs.gates import GateRefusal, Refusal
     fake = types.ModuleType("langchef_pipeline.materialize")
     sys.modules["langchef_pipeline.materialize"] = fake
     """)

@@ -2,8 +2,9 @@
 
 import pandas as pd
 
-from langchef_core.anchors import AnchorRun, anchor_set_sha256, drift_reference, judge_anchor_set
-from langchef_core.judges import build_judge
+from langchef_core.scoring.anchors import (AnchorRun, anchor_set_sha256, drift_reference,
+                                           judge_anchor_set)
+from langchef_core.scoring.judges import build_judge
 
 CRITERIA = ["Correctness", "Directness", "Groundedness"]
 

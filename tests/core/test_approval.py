@@ -7,11 +7,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from langchef_core import __version__
-from langchef_core.approval import (APPROVED, DRAFT, INVALID, REVOKED, approval_status, approve,
-                                    format_utc, parse_utc, read_approval)
-from langchef_core.design import DesignError, load_workspace_design
-from langchef_core.errors import InputError
-from langchef_core.workspace import Workspace
+from langchef_core.designs.approval import (APPROVED, DRAFT, INVALID, REVOKED, approval_status,
+                                            approve, format_utc, parse_utc, read_approval)
+from langchef_core.designs.design import DesignError, load_workspace_design
+from langchef_core.inputs.errors import InputError
+from langchef_core.inputs.workspace import Workspace
 
 DESIGN = """\
 experiment: rerank

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import langchef_core as lc
-from langchef_core.errors import InputError
+from langchef_core.inputs.errors import InputError
 
 IDEAL = ["pos", "neg", "neg", "pos", "neutral", "pos"]
 BASE = ["pos", "pos", "neg", "neg", "neutral", "neg"]

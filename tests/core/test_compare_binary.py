@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 import langchef_core as lc
-from langchef_core import bootstrap
+from langchef_core.stats import bootstrap
 
 
 def paired_arms(both_pass, broke, fixed, both_fail):

@@ -19,15 +19,15 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 import langchef_core as lc
-from langchef_core.approval import approval_status, read_approval
+from langchef_core.designs.approval import approval_status, read_approval
 from langchef_core.demo import MANIFEST_NAME, build_demo_workspace, plan_demo
 from langchef_core.demo.arms import EMBELLISHMENT, WELCOME_FLUFF
 from langchef_core.demo.plants import INTENDED, INTENDED_DRIFTED
-from langchef_core.judges import build_judge, content_tokens
-from langchef_core.retrieval import retrieval_metrics
-from langchef_core.schemas import read_input
-from langchef_core.tables import read_table
-from langchef_core.workspace import Workspace
+from langchef_core.scoring.judges import build_judge, content_tokens
+from langchef_core.scoring.retrieval import retrieval_metrics
+from langchef_core.inputs.schemas import read_input
+from langchef_core.inputs.tables import read_table
+from langchef_core.inputs.workspace import Workspace
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,11 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from langchef_core.design import (DesignError, assess_power, canonical_json, count_goldens,
-                                  load_design, measured_assumption, parse_design, plan_power,
-                                  validate_design)
-from langchef_core.errors import InputError
-from langchef_core.workspace import Workspace
+from langchef_core.designs.design import (DesignError, assess_power, canonical_json, count_goldens,
+                                          load_design, measured_assumption, parse_design,
+                                          plan_power, validate_design)
+from langchef_core.inputs.errors import InputError
+from langchef_core.inputs.workspace import Workspace
 
 FILE = "experiments/rerank.yaml"
 

@@ -5,12 +5,12 @@ from datetime import datetime, timedelta, timezone
 import pandas as pd
 import pytest
 
-from langchef_core.approval import Approval
-from langchef_core.design import parse_design
-from langchef_core.errors import InputError
-from langchef_core.gates import (GateRefusal, approved_before_traffic, arms_match_design,
-                                 check_gates, design_is_approved, judge_is_pinned, readout_gate,
-                                 runs_are_complete, score_column)
+from langchef_core.designs.approval import Approval
+from langchef_core.designs.design import parse_design
+from langchef_core.inputs.errors import InputError
+from langchef_core.designs.gates import (GateRefusal, approved_before_traffic, arms_match_design,
+                                         check_gates, design_is_approved, judge_is_pinned,
+                                         readout_gate, runs_are_complete, score_column)
 
 DESIGN = """\
 experiment: rerank

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import langchef_core as lc
-from langchef_core import guardrails as guardrails_module
+from langchef_core.stats import costs as guardrails_module
 
 
 def latencies(rng, n, slowdown=1.0):

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 import langchef_core as lc
-from langchef_core.errors import InputError
-from langchef_core.judges import RecordedJudge, build_judge, check_pinned
+from langchef_core.inputs.errors import InputError
+from langchef_core.scoring.judges import RecordedJudge, build_judge, check_pinned
 
 PINNED = "rubric:0123456789ab"
 

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 import langchef_core as lc
-from langchef_core.errors import InputError
-from langchef_core.judges import (RubricJudge, RubricThresholds, VERDICT_COLUMNS, build_judge,
-                                  content_tokens)
+from langchef_core.inputs.errors import InputError
+from langchef_core.scoring.judges import (RubricJudge, RubricThresholds, VERDICT_COLUMNS,
+                                          build_judge, content_tokens)
 
 QUESTION = "How long does the rye loaf bake?"
 CONTEXT = "Rye loaf recipe card. Bake for 45 minutes at 230 °C. Rest 20 minutes before slicing."

@@ -5,8 +5,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from langchef_core.ledger import MIGRATIONS, Ledger, Migration, fingerprint_files
-from langchef_core.workspace import Workspace
+from langchef_core.designs.ledger import MIGRATIONS, Ledger, Migration, fingerprint_files
+from langchef_core.inputs.workspace import Workspace
 
 DESIGN, OTHER_DESIGN = "d" * 64, "e" * 64
 DATA_A, DATA_B, DATA_C = "a" * 64, "b" * 64, "c" * 64

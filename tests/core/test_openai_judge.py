@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pandas as pd
 import pytest
 
-from langchef_core.judges import (JudgeBudgetError, JudgeEndpointError, JudgeError,
-                                  JudgeReplyError, OpenAICompatibleJudge, build_judge)
+from langchef_core.scoring.judges import (JudgeBudgetError, JudgeEndpointError, JudgeError,
+                                          JudgeReplyError, OpenAICompatibleJudge, build_judge)
 
 CRITERIA = ["Correctness", "Groundedness", "Directness"]
 PASSING = {"verdict": "pass", "criterion": None, "rationale": "states the reference fact"}

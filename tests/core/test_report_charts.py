@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from langchef_core.report.charts import (PAD, WIDTH, ChartRow, forest_chart, shorten, tick_step)
+from langchef_core.report.charts import PAD, WIDTH, ChartRow, forest_chart, shorten, tick_step
 
 
 def row(label, difference, low, high, limit, kind="secondary"):

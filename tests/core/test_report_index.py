@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from langchef_core.errors import InputError
-from langchef_core.publish import publish_readout
+from langchef_core.inputs.errors import InputError
+from langchef_core.readout.publish import publish_readout
 from langchef_core.report import (experiment_folder, read_listings, render_index, render_report,
                                   template_sha256, write_index)
 from langchef_core.report import index as index_module

@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 import langchef_core as lc
-from langchef_core.anchors import AnchorReport, AnchorRun
-from langchef_core.design import validate_design
-from langchef_core.experiment import guardrail_entries
-from langchef_core.readout import ReadoutParts, Warning_, assemble_readout
+from langchef_core.scoring.anchors import AnchorReport, AnchorRun
+from langchef_core.designs.design import validate_design
+from langchef_core.readout.experiment import guardrail_entries
+from langchef_core.readout.assemble import ReadoutParts, Warning_, assemble_readout
 
 GOLDEN = Path(__file__).resolve().parents[1] / "reference" / "golden"
 FROZEN_READOUT = GOLDEN / "specimen_readout.json"

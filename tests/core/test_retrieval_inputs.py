@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 import langchef_core as lc
-from langchef_core.errors import InputError
-from langchef_core.retrieval import candidate_pool, long_run, qrels_table
-from langchef_core.tables import read_table
+from langchef_core.inputs.errors import InputError
+from langchef_core.scoring.retrieval import candidate_pool, long_run, qrels_table
+from langchef_core.inputs.tables import read_table
 
 
 def write_jsonl(path, records):

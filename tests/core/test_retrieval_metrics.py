@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import langchef_core as lc
-from langchef_core.retrieval import kernel
-from langchef_core.retrieval.metrics import METRICS, metric_name
+from langchef_core.scoring.retrieval import kernel
+from langchef_core.scoring.retrieval.metrics import METRICS, metric_name
 
 D2, D3, D4 = 1 / math.log2(3), 1 / math.log2(4), 1 / math.log2(5)
 

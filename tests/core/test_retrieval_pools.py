@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import langchef_core as lc
-from langchef_core.retrieval import chance_levels, hit_chance_one_positive, pool_counts
+from langchef_core.scoring.retrieval import chance_levels, hit_chance_one_positive, pool_counts
 
 METRICS = ("recall", "recall_normalized", "precision", "hit", "reciprocal_rank", "ndcg")
 

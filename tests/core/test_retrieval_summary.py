@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import langchef_core as lc
-from langchef_core.retrieval import apply_zero_positive_policy
+from langchef_core.scoring.retrieval import apply_zero_positive_policy
 
 # q1: positives a, b (baseline finds a at 1; variant finds a and b at 1, 2)
 # q2: positive c     (baseline misses; variant finds c at 1)
@@ -200,7 +200,7 @@ def test_settings_from_a_design_block():
 
 
 def test_settings_from_a_parsed_design_object():
-    class Parsed:  # what langchef_core.design.Design exposes: a record with to_dict()
+    class Parsed:  # what langchef_core.designs.design.Design exposes: a record with to_dict()
         class retrieval:
             @staticmethod
             def to_dict():

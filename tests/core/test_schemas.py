@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from langchef_core.errors import InputError
-from langchef_core.schemas import (FAILURE_COLUMNS, SchemaViolation, read_input, schema_for,
-                                   validate_table)
+from langchef_core.inputs.errors import InputError
+from langchef_core.inputs.schemas import (FAILURE_COLUMNS, SchemaViolation, read_input, schema_for,
+                                          validate_table)
 
 GOLDENS, RUN = "goldens/qa.jsonl", "runs/exp/variant.jsonl"
 QRELS, POOLS, ANCHORS = "qrels/qa.jsonl", "pools/qa.jsonl", "anchors/core.jsonl"

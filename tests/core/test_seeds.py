@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import langchef_core as lc
-from langchef_core import seeds as seeds_module
+from langchef_core.stats import training_runs as seeds_module
 
 
 def trained_seeds(rng, n, rates, golden_difficulty=None):
@@ -83,7 +83,7 @@ def test_interval_matches_a_direct_two_level_bootstrap():
     assert result.low == pytest.approx(low, abs=0.05 * width)
     assert result.high == pytest.approx(high, abs=0.05 * width)
     assert result.detection_limit == pytest.approx(
-        lc.power.z_multiplier(0.05, 0.8) * np.std(direct, ddof=1), rel=0.05)
+        lc.stats.power.z_multiplier(0.05, 0.8) * np.std(direct, ddof=1), rel=0.05)
 
 
 def test_clusters_and_row_order():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import langchef_core as lc
-from langchef_core import slices as slices_module
+from langchef_core.stats import slices as slices_module
 
 
 def paired_slice(n, baseline_passes, variant_passes):

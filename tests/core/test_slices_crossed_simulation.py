@@ -9,7 +9,7 @@ test_slices_simulation, except that each golden draws its own slice.
 import numpy as np
 import pytest
 
-from langchef_core import slices as slices_module
+from langchef_core.stats import slices as slices_module
 
 from .test_slices_simulation import NAMES, TARGET, true_weighted_difference, users_with_slices
 

@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import norm
 
 import langchef_core as lc
-from langchef_core import slices as slices_module
+from langchef_core.stats import slices as slices_module
 
 pytestmark = pytest.mark.slow
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from langchef_core.publish import publish_readout
+from langchef_core.readout.publish import publish_readout
 from langchef_core.report import render_report, template_sha256, verdict_sentence, write_index
 from tests.core.test_report_specimen import build_specimen_readout
 
@@ -166,7 +166,7 @@ def test_demo_readouts_pass_the_same_checks(browser, tmp_path):
     root = os.environ.get("LANGCHEF_REPORTS_UNDER_TEST")
     if not root:
         from langchef_core.demo import build_demo_workspace
-        from langchef_core.workspace import Workspace
+        from langchef_core.inputs.workspace import Workspace
         from langchef_pipeline.materialize import readout_experiment
         build_demo_workspace(tmp_path / "demo")
         workspace = Workspace.at(tmp_path / "demo")

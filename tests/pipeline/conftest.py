@@ -5,7 +5,7 @@ import dagster as dg
 import pytest
 
 from langchef_core.demo import build_demo_workspace
-from langchef_core.workspace import Workspace
+from langchef_core.inputs.workspace import Workspace
 
 # Partitioned asset checks are a Dagster preview feature; the warning is not ours to fix.
 warnings.filterwarnings("ignore", category=dg.PreviewWarning) if hasattr(dg, "PreviewWarning") else None

@@ -6,8 +6,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from langchef_core.approval import approve
-from langchef_core.workspace import Workspace
+from langchef_core.designs.approval import approve
+from langchef_core.inputs.workspace import Workspace
 
 APPROVED_AT = datetime(2026, 1, 5, 12, 0, tzinfo=timezone.utc)
 JUDGE = "upstream-judge@v3"

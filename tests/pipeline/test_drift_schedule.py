@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 import dagster as dg
 import pytest
 
-from langchef_core.ledger import Ledger
+from langchef_core.designs.ledger import Ledger
 from langchef_pipeline import definitions
 from langchef_pipeline.drift import anchor_schedule
 from langchef_pipeline.resources import WorkspaceResource

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from langchef_core.experiment import load_design_state
+from langchef_core.readout.experiment import load_design_state
 from langchef_pipeline import gates, inputs
 from langchef_pipeline.resources import WorkspaceResource
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..errors import InputError
+from ...inputs.errors import InputError
 from .base import (FAIL, PASS, Judge, Judgement, JudgeUsage, check_pinned, is_missing, item_ids,
                    row_number, verdict_frame)
 

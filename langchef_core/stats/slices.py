@@ -48,8 +48,8 @@ from . import bootstrap
 from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_alpha,
                           check_margin, check_power, check_resamples, check_same_length)
 from .bootstrap import _BLOCK_CELLS, _MULTINOMIAL_COST
-from .comparison import (BinaryComparison, ContinuousComparison, Record, compare_binary,
-                         compare_continuous, noninferiority_from_interval, verdict_from_interval)
+from .paired import (BinaryComparison, ContinuousComparison, Record, compare_binary,
+                     compare_continuous, noninferiority_from_interval, verdict_from_interval)
 from .multiplicity import holm
 
 BINARY, CONTINUOUS = "binary", "continuous"

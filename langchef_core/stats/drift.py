@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import as_rng, check_alpha, check_resamples
-from .calibration import (FAIL, PASS, Agreement, LengthBias, Result, as_anchor_ids, as_criteria,
-                          as_verdicts, kappa_from_counts)
+from .agreement import (FAIL, PASS, Agreement, LengthBias, Result, as_anchor_ids, as_criteria,
+                        as_verdicts, kappa_from_counts)
 from .mcnemar import mcnemar_exact
 from .multiplicity import holm
 

@@ -41,7 +41,7 @@ import pandas as pd
 from scipy import stats
 
 from ._validation import check_alpha
-from .comparison import Record
+from .paired import Record
 from .intervals import wilson_interval
 
 PASS, FAIL = "pass", "fail"

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..comparison import Record
-from ..errors import InputError
+from ...stats.paired import Record
+from ...inputs.errors import InputError
 
 PASS, FAIL = "pass", "fail"
 VERDICT_COLUMNS = ["example_id", "verdict", "criterion", "judge", "rationale"]

@@ -1,7 +1,7 @@
 """Gate rules: the conditions under which a readout may be taken, as pure functions.
 
-Every rule takes plain objects — the validated :class:`~langchef_core.design.Design`, the
-:class:`~langchef_core.approval.Approval` (or None), the arm runs as DataFrames keyed by arm
+Every rule takes plain objects — the validated :class:`~langchef_core.designs.design.Design`, the
+:class:`~langchef_core.designs.approval.Approval` (or None), the arm runs as DataFrames keyed by arm
 name (index = 1-based data row, as ``read_table`` gives it) and the goldens frame — and
 returns a :class:`GateCheck`. A failed check carries one :class:`Refusal` with a reason
 code, a human sentence that names the file and row where there is one, and details for
@@ -28,9 +28,9 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from .approval import Approval, format_utc
-from .comparison import Record
+from ..stats.paired import Record
 from .design import Design
-from .errors import InputError
+from ..inputs.errors import InputError
 
 NO_APPROVAL = "no_approval"
 DESIGN_EDITED = "design_edited"

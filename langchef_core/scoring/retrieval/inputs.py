@@ -2,7 +2,7 @@
 
 Every rejected input raises ``InputError`` naming the file, the column and the row a person
 would open. Rows are the 1-based data rows of the file: frames read by
-``langchef_core.tables.read_table`` carry them as their index (named ``row``); for any
+``langchef_core.inputs.tables.read_table`` carry them as their index (named ``row``); for any
 other frame the row is its position + 1.
 
 Ids (query ids, doc ids, example ids) are compared as strings. Whole numbers are accepted
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ...inputs.errors import InputError
 
 RUN_COLUMNS = ("query_id", "doc_id", "rank")
 ARM_COLUMNS = ("example_id", "retrieved")

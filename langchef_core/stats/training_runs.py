@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import (as_1d, as_cluster_codes, as_rng, check_alpha, check_margin,
-                          check_power, check_resamples)
-from .comparison import Record, noninferiority_from_interval, verdict_from_interval
+from ._validation import (as_1d, as_cluster_codes, as_rng, check_alpha, check_margin, check_power,
+                          check_resamples)
+from .paired import Record, noninferiority_from_interval, verdict_from_interval
 from .power import z_multiplier
 from .slices import json_ready, resampled_counts
 

@@ -13,7 +13,7 @@ H = |P ∩ R_k| the distinct positives ranked at or above k:
 
 Recall, recall_normalized and nDCG are undefined (NaN) for a query without positives;
 precision, hit and reciprocal rank are 0 there. What a report does with such queries is the
-design's zero-positive policy, applied in ``langchef_core.retrieval.summary``.
+design's zero-positive policy, applied in ``langchef_core.scoring.retrieval.summary``.
 
 The measures agree with trec_eval as exposed by pytrec_eval (``recall_k``, ``P_k``,
 ``success_k``, ``recip_rank`` on a list cut at k, ``ndcg_cut_k``) and with ranx

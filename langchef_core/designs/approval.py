@@ -6,7 +6,7 @@
      "approved_at": "2024-05-01T12:00:00Z", "tool_version": "0.1.0",
      "underpowered": {...} | null, "power": {...}, "history": [earlier records]}
 
-The record pins the hash of the parsed design (langchef_core.design), so an edit of any
+The record pins the hash of the parsed design (langchef_core.designs.design), so an edit of any
 value afterwards leaves the record pointing at a design that no longer exists: the
 experiment shows as *revoked (edited after approval)* and the gate refuses it until a person
 approves the new version, which keeps the old record in ``history``. The file is written to
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .comparison import Record
+from ..stats.paired import Record
 from .design import Design, DesignError, PowerPlan, assess_power, load_workspace_design
-from .errors import InputError
-from .workspace import Workspace
+from ..inputs.errors import InputError
+from ..inputs.workspace import Workspace
 
 DRAFT, APPROVED, REVOKED, INVALID = "draft", "approved", "revoked", "invalid"
 STATE_LABELS = {DRAFT: "draft", APPROVED: "approved", REVOKED: "revoked (edited after approval)",
@@ -247,7 +247,7 @@ def _check_approver(by) -> str:
 
 def _tool_version() -> str:
     # Imported here: the package __init__ imports this module before defining __version__.
-    from . import __version__
+    from .. import __version__
 
     return __version__
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._validation import check_alpha, check_power, check_resamples
-from ..comparison import ContinuousComparison, Record, compare_continuous
+from ...stats._validation import check_alpha, check_power, check_resamples
+from ...stats.paired import ContinuousComparison, Record, compare_continuous
 from .chance import ChanceLevels, chance_levels
 from .inputs import Judgements, RankedRun, candidate_pool
 from .kernel import check_k

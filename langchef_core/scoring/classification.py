@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .comparison import BinaryComparison, Record, compare_binary
-from .errors import InputError
+from ..stats.paired import BinaryComparison, Record, compare_binary
+from ..inputs.errors import InputError
 from .retrieval.inputs import canonical_ids, row_of
 
 NORMALIZATION = ("Unicode NFKC; surrounding whitespace removed; inner whitespace runs collapsed "

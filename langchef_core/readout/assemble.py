@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._version import __version__
-from .design import Design
+from .._version import __version__
+from ..designs.design import Design
 
 FORMAT = 1
 
@@ -54,7 +54,7 @@ class ReadoutParts:
 def gate_reasons(primary: dict, guardrails: list) -> list[str]:
     """Why the CI gate does not pass: a regression, a failed non-inferiority, a breach.
 
-    The same rules `langchef gate` re-derives from a readout (langchef_core.gates), so a
+    The same rules `langchef gate` re-derives from a readout (langchef_core.designs.gates), so a
     readout's recorded gate can always be checked against its own content.
     """
     metric = primary.get("metric", "the primary metric")

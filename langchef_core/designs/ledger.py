@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .anchors import AnchorRun
+from ..scoring.anchors import AnchorRun
 from .approval import SHA256_PATTERN, format_utc
-from .comparison import Record
-from .workspace import Workspace
+from ..stats.paired import Record
+from ..inputs.workspace import Workspace
 
 
 @dataclass(frozen=True)

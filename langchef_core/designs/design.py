@@ -34,11 +34,11 @@ from pathlib import Path
 
 import yaml
 
-from .comparison import Record
-from .errors import InputError
-from .power import (continuous_detection_limit, goldens_needed, goldens_needed_continuous,
-                    limit_at_rate, z_multiplier)
-from .workspace import NAME_PATTERN, Workspace
+from ..stats.paired import Record
+from ..inputs.errors import InputError
+from ..stats.power import (continuous_detection_limit, goldens_needed, goldens_needed_continuous,
+                           limit_at_rate, z_multiplier)
+from ..inputs.workspace import NAME_PATTERN, Workspace
 
 KINDS = ("superiority", "non_inferiority")
 RETRIEVAL_METRICS = ("recall", "recall_normalized", "precision", "hit", "reciprocal_rank", "ndcg")
@@ -99,7 +99,7 @@ class Arms(Record):
 @dataclass(frozen=True)
 class Judge(Record):
     """The pinned judge. ``recorded`` verdicts must all carry ``id``; the other kinds derive
-    their id from ``settings`` (langchef_core.judges), so the settings are kept as written."""
+    their id from ``settings`` (langchef_core.scoring.judges), so the settings are kept as written."""
 
     kind: str
     id: str | None
@@ -837,7 +837,7 @@ class PowerPlan(Record):
     """What this design can detect with its suite, at an assumed discordant rate or spread.
 
     Binary primaries: limit = (z₁₋α/₂ + z_power) · √(U/n), U the Wilson upper bound of the
-    assumed discordant rate (``langchef_core.power.limit_at_rate``). Continuous
+    assumed discordant rate (``langchef_core.stats.power.limit_at_rate``). Continuous
     (retrieval) primaries: limit = (z₁₋α/₂ + z_power) · sd/√n. ``underpowered`` is None
     when no limit could be computed (no goldens yet, or nothing to assume).
     """
@@ -928,7 +928,7 @@ def _shortfall(design: Design, name: str, value: float, assumed: float, binary: 
 
 def count_goldens(workspace: Workspace, suite: str) -> int | None:
     """Distinct goldens in ``goldens/<suite>``; None when the suite file does not exist yet."""
-    from .tables import read_table
+    from ..inputs.tables import read_table
 
     path = workspace.goldens_path(suite)
     if not path.exists():

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .approval import Approval, read_approval
-from .comparison import (BinaryComparison, ContinuousComparison, compare_binary,
-                         noninferiority_from_interval)
-from .design import Design, load_workspace_design
-from .errors import InputError
-from .schemas import SchemaViolation, read_input
-from .seeds import parse_seed_run
-from .workspace import Workspace
+from ..designs.approval import Approval, read_approval
+from ..stats.paired import (BinaryComparison, ContinuousComparison, compare_binary,
+                            noninferiority_from_interval)
+from ..designs.design import Design, load_workspace_design
+from ..inputs.errors import InputError
+from ..inputs.schemas import SchemaViolation, read_input
+from ..stats.training_runs import parse_seed_run
+from ..inputs.workspace import Workspace
 
 BASELINE, VARIANT = "baseline", "variant"
 
@@ -139,8 +139,8 @@ def has_seeds(runs: dict) -> bool:
 def completeness_check(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame],
                        files: dict[str, str], goldens_file: str):
     """The design's arms are exactly the runs' arms, and every run file (every seed of a
-    seeded arm) scores every golden: the gate rules of langchef_core.gates, run per file."""
-    from . import gates as rules
+    seeded arm) scores every golden: the gate rules of langchef_core.designs.gates, run per file."""
+    from ..designs import gates as rules
     grouped = runs_by_arm(runs)
     check = rules.arms_match_design(design, {arm: next(iter(seeds.values())) for arm, seeds in grouped.items()})
     if not check.passed:
@@ -224,7 +224,7 @@ def _seeded_scores(design, paired, goldens, runs, judge, files) -> ItemScores:
 
 def seed_analysis(design: Design, scores: ItemScores):
     """Between-seed spread and the comparison whose interval resamples seeds and goldens."""
-    from .seeds import compare_seeds
+    from ..stats.training_runs import compare_seeds
     if not scores.seeds:
         return None
     (before, before_out), (after, after_out) = scores.seeds[BASELINE], scores.seeds[VARIANT]
@@ -236,7 +236,7 @@ def seed_analysis(design: Design, scores: ItemScores):
 def seeded_primary(design: Design, scores: ItemScores) -> ContinuousComparison:
     """The primary comparison of a seeded design, from the seed-aware interval. Refused
     seeds (identical outputs: one checkpoint re-run) stop the readout with their reason."""
-    from .comparison import signed_rank_p_value
+    from ..stats.paired import signed_rank_p_value
     analysis = seed_analysis(design, scores)
     if analysis.refused:
         raise InputError("; ".join(analysis.gate_reasons))
@@ -289,7 +289,7 @@ def _plain(value):
 
 def ranked_runs(design: Design, runs: dict[str, pd.DataFrame], files: dict[str, str],
                 suite_ids=None) -> tuple:
-    from .retrieval import RankedRun
+    from ..scoring.retrieval import RankedRun
     return tuple(RankedRun.from_frame(runs[arm], file=files.get(arm, arm), goldens=suite_ids)
                  for arm in design.arm_names)
 
@@ -297,7 +297,7 @@ def ranked_runs(design: Design, runs: dict[str, pd.DataFrame], files: dict[str, 
 def pool_check(design: Design, runs: dict[str, pd.DataFrame], files: dict[str, str],
                pool: pd.DataFrame | None, pool_file: str):
     """Both arms ranked the same candidates for every query, and nothing outside them."""
-    from .retrieval import check_pools
+    from ..scoring.retrieval import check_pools
     baseline, variant = ranked_runs(design, runs, files)
     return check_pools(baseline, variant, pool=pool, pool_kind=design.retrieval.pool.kind,
                        pool_file=pool_file, arms=design.arm_names)
@@ -306,7 +306,7 @@ def pool_check(design: Design, runs: dict[str, pd.DataFrame], files: dict[str, s
 def coverage_check(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame):
     """Enough of the suite's queries carry a positive label (design: retrieval.min_coverage);
     returns the check and the coverage records per arm and label source."""
-    from .retrieval import check_zero_positive_coverage, summarize_retrieval
+    from ..scoring.retrieval import check_zero_positive_coverage, summarize_retrieval
     # Coverage needs each arm's scoring only, not the paired comparison and its bootstrap.
     coverage = [record for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant))
                 for record in summarize_retrieval(runs[arm], qrels, settings=retrieval_settings(design),
@@ -316,7 +316,7 @@ def coverage_check(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.Data
 
 
 def retrieval_settings(design: Design):
-    from .retrieval import RetrievalSettings
+    from ..scoring.retrieval import RetrievalSettings
     block = design.retrieval
     return RetrievalSettings.from_design(design)
 
@@ -343,8 +343,8 @@ def score_items(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFr
 
 def classified_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame],
                       files: dict[str, str]) -> ItemScores:
-    """Correct = normalised ``predicted == ideal`` (langchef_core.classification)."""
-    from .classification import classification_outcomes
+    """Correct = normalised ``predicted == ideal`` (langchef_core.scoring.classification)."""
+    from ..scoring.classification import classification_outcomes
     paired = _paired_base(design, goldens)
     for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
         outcome = classification_outcomes(goldens, runs[arm], run_file=files.get(arm, arm)).set_index("example_id")
@@ -383,7 +383,7 @@ def _clusters(design: Design, frame: pd.DataFrame):
 
 def criterion_attribution(design: Design, scores: ItemScores):
     """Which judge criterion moved (judged designs only; None otherwise)."""
-    from .attribution import attribute
+    from ..stats.attribution import attribute
     if design.primary != "pass_rate" or scores.seeds:
         return None  # attribution pairs one run per arm; a seeded arm has several
     frame = scores.frame
@@ -396,7 +396,7 @@ def criterion_attribution(design: Design, scores: ItemScores):
 def retrieval_comparison(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame | None,
                          pool: pd.DataFrame | None, goldens: pd.DataFrame):
     """Per-query paired comparison of every design retrieval metric (None without retrieval)."""
-    from .retrieval import compare_retrieval
+    from ..scoring.retrieval import compare_retrieval
     if design.retrieval is None or qrels is None:
         return None
     clusters = None
@@ -455,9 +455,9 @@ def inputs_fingerprint(tables) -> tuple[str, dict]:
 
 def readout_document(evidence: Evidence, looks) -> dict:
     """Assemble the readout (ARCHITECTURE §7) from the evidence and the ledger's look count."""
-    from . import gates as rules
-    from .approval import format_utc
-    from .readout import ReadoutParts, Warning_, assemble_readout
+    from ..designs import gates as rules
+    from ..designs.approval import format_utc
+    from .assemble import ReadoutParts, Warning_, assemble_readout
     design, approval = evidence.state.design, evidence.state.approval
     inputs_sha256, files = inputs_fingerprint(evidence.tables)
     labels = {arm: load.label for load in evidence.tables for arm in evidence.runs
@@ -503,7 +503,7 @@ def classification_section(design: Design, scores: ItemScores) -> dict | None:
     """Per-class counts for accuracy designs (the comparison itself is the primary)."""
     if design.primary != "accuracy":
         return None
-    from .classification import NORMALIZATION, compare_classification
+    from ..scoring.classification import NORMALIZATION, compare_classification
     frame = scores.frame
     result = compare_classification(frame["ideal"], frame[f"{BASELINE}_output"], frame[f"{VARIANT}_output"],
                                     resamples=1000, seed=design.bootstrap.seed)
@@ -520,7 +520,7 @@ EXPLORATORY_MAX_VALUES = 20  # a column with more distinct values is an id or fr
 def slice_analysis(design: Design, scores: ItemScores, goldens: pd.DataFrame):
     """Per-slice paired comparisons, observed- and target-weighted differences, protected
     breaches, and exploratory slices (None when the design declares no slices)."""
-    from .slices import compare_slices
+    from ..stats.slices import compare_slices
     if design.slices is None or f"{BASELINE}_pass" not in scores.frame.columns:
         return None
     frame = scores.frame
@@ -545,7 +545,7 @@ COST_METRICS = ("latency_ms", "cost_usd")
 
 def cost_comparisons(design: Design, scores: ItemScores) -> dict:
     """Paired mean/p50/p95 differences of latency and cost, where both arms carry them."""
-    from .guardrails import compare_cost
+    from ..stats.costs import compare_cost
     frame, costs = scores.frame, {}
     for metric in COST_METRICS:
         columns = [f"{BASELINE}_{metric}", f"{VARIANT}_{metric}"]
@@ -559,7 +559,7 @@ def cost_comparisons(design: Design, scores: ItemScores) -> dict:
 
 def guardrail_entries(design: Design, slices, costs: dict) -> tuple[list, list]:
     """The readout's ``guardrails`` list (each with ``breached``) and extra warnings."""
-    from .guardrails import check_guardrails
+    from ..stats.costs import check_guardrails
     entries, warnings = [], []
     if slices is not None:
         for result in slices.slices:

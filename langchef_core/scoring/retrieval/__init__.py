@@ -11,8 +11,7 @@ from .chance import ChanceLevels, chance_levels, hit_chance_one_positive
 from .inputs import (Judgements, RankedRun, arm_candidates, arm_run_to_long, candidate_pool,
                      long_run, qrels_table)
 from .kernel import QueryCounts, RankedLists, count_hits, ranked_lists
-from .metrics import (METRICS, QueryMetrics, metric_name, retrieval_metrics,
-                      retrieval_metrics_arrays)
+from .metrics import METRICS, QueryMetrics, metric_name, retrieval_metrics, retrieval_metrics_arrays
 from .pools import POOL_KINDS, PoolCheck, check_pools, pool_counts
 from .summary import (POLICIES, Coverage, CoverageCheck, MetricComparison, MetricSummary,
                       RetrievalComparison, RetrievalSettings, RetrievalSummary, ZeroPositiveGroup,

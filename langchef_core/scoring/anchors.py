@@ -3,8 +3,8 @@ agrees with people.
 
 A judge's verdicts are evidence only while it agrees with the reviewers. Each anchor run
 judges every anchor of a set with the pinned judge, measures agreement (κ and per-class
-rates, langchef_core.calibration), compares it with the last trusted run on the *same*
-anchor set (paired drift test, langchef_core.judge_drift), probes length bias, and sets the
+rates, langchef_core.stats.agreement), compares it with the last trusted run on the *same*
+anchor set (paired drift test, langchef_core.stats.drift), probes length bias, and sets the
 level the pipeline's `judge_has_not_drifted` check reports. An anchor set that was edited
 has a new content hash and starts a new history: it is never compared with the old one.
 """
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .calibration import agreement, length_bias
-from .judge_drift import drift, drift_status
+from ..stats.agreement import agreement, length_bias
+from ..stats.drift import drift, drift_status
 
 DEFAULT_WARN_KAPPA, DEFAULT_FAIL_KAPPA = 0.6, 0.4
 

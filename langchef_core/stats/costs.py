@@ -35,7 +35,7 @@ import numpy as np
 
 from ._validation import (as_cluster_codes, as_finite, as_rng, check_alpha, check_resamples,
                           check_same_length)
-from .comparison import FAILED, HELD, UNRESOLVED, Record
+from .paired import FAILED, HELD, UNRESOLVED, Record
 from .slices import json_ready, resampled_counts
 
 STATISTICS = ("mean", "p50", "p95")

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import as_binary, as_cluster_codes, check_alpha, check_power, check_same_length
-from .comparison import BinaryComparison, Record, compare_binary, design_effect
+from .paired import BinaryComparison, Record, compare_binary, design_effect
 from .multiplicity import holm
 from .power import detection_limit
 
