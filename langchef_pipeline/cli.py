@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
 def _user_error(error: Exception) -> str | None:
     """The one sentence to show for an error the user can fix, or None for a bug."""
     errors = sys.modules.get("langchef_core.inputs.errors")
-    gates = sys.modules.get("langchef_core.designs.gates")
+    gates = sys.modules.get("langchef_core.designs.gate_checks")
     if errors is not None and isinstance(error, errors.InputError):
         return error.describe()
     if gates is not None and isinstance(error, gates.GateRefusal):
@@ -345,7 +345,8 @@ def run_init(arguments) -> int:
 
 def run_design_check(arguments) -> int:
     from langchef_core.designs.approval import read_approval, status_of
-    from langchef_core.designs.design import assess_power, load_workspace_design
+    from langchef_core.designs.parse import load_workspace_design
+    from langchef_core.designs.power_plan import assess_power
 
     workspace = _workspace(arguments)
     design = load_workspace_design(workspace, arguments.name)
@@ -511,7 +512,7 @@ def _readout_summary(path: Path) -> dict:
 def run_gate(arguments) -> int:
     path = _readout_path(arguments)
     from langchef_core.inputs.errors import InputError
-    from langchef_core.designs.gates import readout_gate
+    from langchef_core.readout.gate import readout_gate
 
     label = str(path)
     try:

@@ -3,13 +3,13 @@ retrieval metrics, all read from the seeded bootstrap interval."""
 
 
 import dagster as dg
-
 import pandas as pd
 
-from langchef_core.readout import experiment as core
 from langchef_core.inputs.errors import InputError
-from langchef_core.readout.experiment import DesignState, ItemScores, TableLoad
-
+from langchef_core.inputs.loading import TableLoad
+from langchef_core.readout import comparisons as core
+from langchef_core.readout.experiment import DesignState
+from langchef_core.readout.item_scores import ItemScores
 from langchef_pipeline.metadata import markdown_table, verdict_line
 from langchef_pipeline.partitions import experiments
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from langchef_core.demo import build_demo_workspace
 from langchef_core.inputs.workspace import Workspace
-
 from langchef_pipeline.materialize import ReadoutFailed, instance_for_cli, readout_experiment
 
 

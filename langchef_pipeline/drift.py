@@ -8,12 +8,12 @@ from datetime import datetime, timezone
 import dagster as dg
 import pandas as pd
 
+from langchef_core.designs.approval import format_utc
+from langchef_core.designs.ledger import Ledger
+from langchef_core.inputs.loading import TableLoad, load_table
+from langchef_core.readout.experiment import DesignState
 from langchef_core.scoring.anchors import (DEFAULT_FAIL_KAPPA, DEFAULT_WARN_KAPPA, AnchorReport,
                                            judge_anchor_set)
-from langchef_core.designs.approval import format_utc
-from langchef_core.readout.experiment import DesignState, TableLoad, load_table
-from langchef_core.designs.ledger import Ledger
-
 from langchef_pipeline.inputs import validity_result
 from langchef_pipeline.metadata import markdown_table
 from langchef_pipeline.partitions import experiments
@@ -93,7 +93,7 @@ def anchor_schedule(cron_schedule: str = "0 6 * * *") -> dg.ScheduleDefinition:
     @dg.schedule(job=rejudge_anchors, cron_schedule=cron_schedule, name="anchor_rejudging",
                  execution_timezone="UTC", default_status=dg.DefaultScheduleStatus.RUNNING)
     def anchor_rejudging(context: dg.ScheduleEvaluationContext, workspace: WorkspaceResource):
-        from langchef_core.designs.design import load_workspace_design
+        from langchef_core.designs.parse import load_workspace_design
         from langchef_core.inputs.errors import InputError
         space, seen, requests = workspace.get(), set(), []
         registered = set(context.instance.get_dynamic_partitions(experiments.name))

@@ -10,9 +10,9 @@ stops every downstream asset and its sentence shows in the UI.
 import dagster as dg
 
 from langchef_core.designs import gates as rules
-from langchef_core.readout.experiment import (DesignState, TableLoad, completeness_check,
-                                              coverage_check, pool_check)
-
+from langchef_core.inputs.loading import TableLoad
+from langchef_core.readout.experiment import (DesignState, completeness_check, coverage_check,
+                                              pool_check)
 from langchef_pipeline.inputs import arm_runs, design, pools, qrels
 from langchef_pipeline.metadata import markdown_table
 from langchef_pipeline.partitions import experiments

@@ -10,10 +10,8 @@ import dagster as dg
 import pandas as pd
 
 from langchef_core.inputs.errors import InputError
-from langchef_core.readout.experiment import (FAILURE_COLUMNS, DesignState, TableLoad,
-                                              load_design_state, load_goldens, load_runs,
-                                              load_table)
-
+from langchef_core.inputs.loading import FAILURE_COLUMNS, TableLoad, load_table
+from langchef_core.readout.experiment import DesignState, load_design_state, load_goldens, load_runs
 from langchef_pipeline.metadata import markdown_table
 from langchef_pipeline.partitions import experiments
 from langchef_pipeline.resources import WorkspaceResource

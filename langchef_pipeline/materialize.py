@@ -13,11 +13,9 @@ from pathlib import Path
 import dagster as dg
 
 from langchef_core.inputs.workspace import Workspace
-
 from langchef_pipeline.definitions import ASSETS, CHECKS
 from langchef_pipeline.partitions import experiments
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
-
 
 # In process the reasons are reported by the caller; Dagster's own console log would bury
 # them under step events (the UI and the event log keep every event either way).

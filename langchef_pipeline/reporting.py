@@ -5,11 +5,13 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from langchef_core.readout.experiment import (DesignState, Evidence, ItemScores, TableLoad,
-                                              readout_document, seed_analysis)
 from langchef_core.designs.ledger import Ledger
+from langchef_core.inputs.loading import TableLoad
+from langchef_core.readout.comparisons import seed_analysis
+from langchef_core.readout.document import Evidence, readout_document
+from langchef_core.readout.experiment import DesignState
+from langchef_core.readout.item_scores import ItemScores
 from langchef_core.readout.publish import Published, publish_readout
-
 from langchef_pipeline.partitions import experiments
 from langchef_pipeline.resources import WorkspaceResource
 
@@ -31,7 +33,7 @@ def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: Tabl
         seeds=seed_analysis(design.design, item_scores),
         judge=judge_section(design, item_scores, anchor_judgements),
         extra_warnings=judge_warnings(design, anchor_judgements))
-    from langchef_core.readout.experiment import inputs_fingerprint
+    from langchef_core.readout.document import inputs_fingerprint
     with Ledger.for_workspace(workspace.get()) as ledger:
         looks = ledger.looks(design.design.sha256, inputs_fingerprint(evidence.tables)[0])
     document = readout_document(evidence, looks)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from langchef_core.designs.design import Design
-from langchef_core.scoring.judges import Judge, build_judge, default_cache_path
+from langchef_core.designs.model import Design
 from langchef_core.inputs.workspace import Workspace
+from langchef_core.scoring.judges import Judge, build_judge, default_cache_path
 
 
 class WorkspaceResource(dg.ConfigurableResource):

@@ -4,8 +4,9 @@ correctness, for classification), paired by golden."""
 
 import dagster as dg
 
-from langchef_core.readout.experiment import DesignState, ItemScores, TableLoad, score_items
-
+from langchef_core.inputs.loading import TableLoad
+from langchef_core.readout.experiment import DesignState
+from langchef_core.readout.item_scores import ItemScores, score_items
 from langchef_pipeline.partitions import experiments
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 

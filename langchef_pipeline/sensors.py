@@ -3,9 +3,8 @@
 
 import dagster as dg
 
-from langchef_core.designs.design import load_workspace_design
+from langchef_core.designs.parse import load_workspace_design
 from langchef_core.inputs.errors import InputError
-
 from langchef_pipeline.partitions import experiments
 from langchef_pipeline.resources import WorkspaceResource
 

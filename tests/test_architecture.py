@@ -1,4 +1,5 @@
-"""The statistics must stay usable without the orchestrator: langchef_core never imports dagster."""
+"""The layout is the architecture (langchef_core/README.md): the statistics stay usable without
+the orchestrator or the rest of langchef, and each stage folder imports only those below it."""
 
 import ast
 import subprocess
@@ -8,26 +9,113 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parents[1] / "langchef_core"
 FORBIDDEN = ("dagster", "langchef_pipeline")
 
+# Each folder of langchef_core and the folders it may import (the map in langchef_core/README.md).
+# stats/ and inputs/ are the ground floor and never import each other.
+MAY_IMPORT = {
+    "stats": set(),
+    "inputs": set(),
+    "scoring": {"stats", "inputs"},
+    "designs": {"scoring", "stats", "inputs"},
+    "readout": {"designs", "scoring", "stats", "inputs"},
+    "demo": {"designs", "scoring", "stats", "inputs"},
+    "report": {"readout", "inputs"},
+}
+# Third-party packages the statistics may use: numbers in, numbers (or a table) out.
+STATS_THIRD_PARTY = {"numpy", "scipy", "pandas"}
+
+
+def _imports(source: Path):
+    """(absolute module, line) of every import in a file, relative imports resolved."""
+    package = ["langchef_core", *source.relative_to(CORE).parts[:-1]]
+    for node in ast.walk(ast.parse(source.read_text(), filename=str(source))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                yield node.module, node.lineno
+                continue
+            base = package[: len(package) - (node.level - 1)]
+            if node.module:
+                yield ".".join(base + [node.module]), node.lineno
+            else:  # ``from . import bootstrap``: each name is a module
+                for alias in node.names:
+                    yield ".".join(base + [alias.name]), node.lineno
+
+
+def _folder(source: Path) -> str | None:
+    parts = source.relative_to(CORE).parts
+    return parts[0] if len(parts) > 1 else None
+
 
 def test_core_sources_do_not_import_dagster_or_the_pipeline():
+    offenders = [f"{source.relative_to(CORE)}:{line}: {name}"
+                 for source in CORE.rglob("*.py") for name, line in _imports(source)
+                 if name.split(".")[0] in FORBIDDEN]
+    assert offenders == []
+
+
+def test_every_core_module_lives_in_a_stage_folder():
+    loose = sorted(source.name for source in CORE.glob("*.py")
+                   if source.name not in ("__init__.py", "_version.py"))
+    assert loose == []
+    assert {path.name for path in CORE.iterdir() if path.is_dir() and path.name != "__pycache__"} \
+        == set(MAY_IMPORT)
+
+
+def test_each_folder_imports_only_the_folders_below_it():
     offenders = []
     for source in CORE.rglob("*.py"):
-        for node in ast.walk(ast.parse(source.read_text(), filename=str(source))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            offenders += [f"{source.name}: {name}" for name in names
-                          if name.split(".")[0] in FORBIDDEN]
+        folder = _folder(source)
+        if folder is None:
+            continue
+        for name, line in _imports(source):
+            parts = name.split(".")
+            if parts[0] != "langchef_core":
+                continue
+            target = parts[1] if len(parts) > 1 else "langchef_core"
+            if target == folder or target == "_version":
+                continue
+            if target not in MAY_IMPORT[folder]:
+                offenders.append(f"{source.relative_to(CORE)}:{line}: {folder}/ imports {name}")
     assert offenders == []
+
+
+def test_stats_imports_nothing_of_langchef_and_only_numeric_packages():
+    offenders = []
+    for source in (CORE / "stats").rglob("*.py"):
+        for name, line in _imports(source):
+            top = name.split(".")[0]
+            if top == "langchef_core":
+                if not name.startswith("langchef_core.stats"):
+                    offenders.append(f"{source.name}:{line}: {name}")
+            elif top not in sys.stdlib_module_names and top != "__future__" \
+                    and top not in STATS_THIRD_PARTY:
+                offenders.append(f"{source.name}:{line}: {name}")
+    assert offenders == []
+
+
+def test_importing_stats_loads_nothing_else_of_langchef():
+    probe = ("import sys, pkgutil, importlib, langchef_core.stats as s; "
+             "[importlib.import_module('langchef_core.stats.' + m.name) for m in pkgutil.iter_modules(s.__path__)]; "
+             "print(sorted({m.split('.')[1] for m in sys.modules "
+             "              if m.startswith('langchef_core.') and m.split('.')[1] != 'stats'}))")
+    # Importing langchef_core.stats runs langchef_core/__init__.py first, which loads the whole
+    # public API; so ask a fresh interpreter that has it stubbed out.
+    stub = ("import sys, types; "
+            f"core = types.ModuleType('langchef_core'); core.__path__ = [{str(CORE)!r}]; "
+            "sys.modules['langchef_core'] = core; ")
+    result = subprocess.run([sys.executable, "-c", stub + probe], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def test_importing_core_loads_neither_dagster_nor_the_pipeline():
     probe = ("import sys, langchef_core, langchef_core.inputs.workspace, langchef_core.inputs.tables; "
              "import pkgutil, importlib; "
-             "[importlib.import_module('langchef_core.' + m.name) "
-             " for m in pkgutil.walk_packages(langchef_core.__path__) if not m.name.startswith('_')]; "
+             "[importlib.import_module(m.name) "
+             " for m in pkgutil.walk_packages(langchef_core.__path__, 'langchef_core.') "
+             " if not m.name.rpartition('.')[2].startswith('_')]; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dagster', 'langchef_pipeline')))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..stats.paired import Record
 from ..inputs.workspace import Workspace
+from ..stats.records import Record
 from . import anchors as anchor_plan
 from .arms import Arm, Orders, arm_rows, draw_orders, utc_text
 from .kitchen import Kitchen, draw_kitchen

@@ -24,10 +24,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..stats.paired import Record
-from .design import Design, DesignError, PowerPlan, assess_power, load_workspace_design
+from .._version import __version__
 from ..inputs.errors import InputError
 from ..inputs.workspace import Workspace
+from ..stats.records import Record
+from .model import Design, DesignError
+from .parse import load_workspace_design
+from .power_plan import PowerPlan, assess_power
 
 DRAFT, APPROVED, REVOKED, INVALID = "draft", "approved", "revoked", "invalid"
 STATE_LABELS = {DRAFT: "draft", APPROVED: "approved", REVOKED: "revoked (edited after approval)",
@@ -246,9 +249,6 @@ def _check_approver(by) -> str:
 
 
 def _tool_version() -> str:
-    # Imported here: the package __init__ imports this module before defining __version__.
-    from .. import __version__
-
     return __version__
 
 

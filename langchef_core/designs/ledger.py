@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..scoring.anchors import AnchorRun
-from .approval import SHA256_PATTERN, format_utc
-from ..stats.paired import Record
 from ..inputs.workspace import Workspace
+from ..scoring.anchors import AnchorRun
+from ..stats.records import Record
+from .approval import SHA256_PATTERN, format_utc
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._version import __version__
-from ..designs.design import Design
+from ..designs.model import Design
 
 FORMAT = 1
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ..stats.paired import Record
 from ..inputs.workspace import check_name
+from ..stats.records import Record
 
 FORMAT = 1
 VERSION_FOLDER = re.compile(r"^v([1-9][0-9]*)$")

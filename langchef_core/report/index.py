@@ -23,10 +23,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..inputs.errors import InputError
-from ..readout.publish import published_versions
 from ..inputs.workspace import check_name
+from ..readout.publish import published_versions
 from .render import render_page
-from .view_model import TONES, VERDICT_WORDS, verdict_sentence
+from .view_common import TONES, VERDICT_WORDS
+from .view_model import verdict_sentence
 
 INDEX_TEMPLATE = "index.html"
 INDEX_FILE = "index.html"

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..stats.agreement import agreement, length_bias
+from ..stats.agreement import agreement
 from ..stats.drift import drift, drift_status
+from ..stats.length_bias import length_bias
 
 DEFAULT_WARN_KAPPA, DEFAULT_FAIL_KAPPA = 0.6, 0.4
 

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..stats.paired import BinaryComparison, Record, compare_binary
 from ..inputs.errors import InputError
-from .retrieval.inputs import canonical_ids, row_of
+from ..inputs.ids import canonical_ids, row_of
+from ..stats.paired import BinaryComparison, compare_binary
+from ..stats.records import Record
 
 NORMALIZATION = ("Unicode NFKC; surrounding whitespace removed; inner whitespace runs collapsed "
                  "to one space; Unicode case folding")

@@ -33,22 +33,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 
 from ._validation import check_alpha
-from .paired import Record
 from .intervals import wilson_interval
+from .records import Record
+from .verdict_inputs import FAIL, PASS, as_anchor_ids, as_criteria, as_verdicts
 
-PASS, FAIL = "pass", "fail"
 KAPPA_METHOD = "large-sample standard error of Fleiss, Cohen & Everitt (1969)"
-# Above this many ways of splitting the lengths into the two groups the exact permutation
-# distribution of U costs more than it is worth, and the normal approximation is accurate.
-_EXACT_SPLITS = 10_000
 
 
 class Result(Record):
@@ -133,33 +128,6 @@ class Agreement(Result):
     criterion_agreement: Rate | None  # None when criteria were not given
     criterion_unknown: int            # both failed, but the reviewer cited no criterion
     criteria: tuple[CriterionAgreement, ...]
-
-
-@dataclass(frozen=True)
-class LengthBias(Result):
-    """Among anchors the reviewers failed: does the judge pass the longer outputs more often?
-
-    ``auc`` is the probability that a failure the judge passed is longer than one it failed
-    (ties count one half); ``rank_biserial`` = 2·auc − 1, in [−1, 1], positive when passes
-    go to longer outputs. Both p-values are None, and ``note`` says why, when either group
-    is empty.
-    """
-
-    n_human_failed: int
-    n_judge_passed: int
-    n_judge_failed: int
-    median_length_passed: float | None
-    median_length_failed: float | None
-    u_statistic: float | None
-    auc: float | None
-    rank_biserial: float | None
-    p_value_greater: float | None    # one-sided: judge-passed failures are longer
-    p_value_two_sided: float | None
-    method: str | None
-    alpha: float
-    significant: bool
-    warning: str | None
-    note: str | None
 
 
 # --------------------------------------------------------------------------- agreement
@@ -320,223 +288,3 @@ def _criterion_row(name, human_cited, judge_cited, human_failed, judge_failed,
         recall=recall.value, recall_low=recall.low, recall_high=recall.high,
         precision=precision.value, precision_low=precision.low, precision_high=precision.high,
     )
-
-
-# --------------------------------------------------------------------------- length bias
-
-
-def length_bias(human_verdict, judge_verdict, output_length, *, alpha: float = 0.05) -> LengthBias:
-    """Among anchors reviewers failed, compare the lengths of judge-passed and judge-failed outputs.
-
-    A judge that prefers length lets long wrong answers through: among human failures, the
-    ones it passes are longer than the ones it catches. The Mann-Whitney U of the passed
-    lengths against the failed ones measures this without assuming any length scale:
-
-        U = Σ_{i passed} Σ_{j failed} [ℓ_i > ℓ_j] + ½ [ℓ_i = ℓ_j],   AUC = U / (n_p n_f)
-
-    The one-sided p-value tests "passed failures are longer"; a warning is raised when it is
-    below alpha. The two-sided p-value is reported beside it. The p-values are exact
-    (permutation distribution of U over all splits, ties handled) when there are at most
-    10,000 ways to split the lengths into the two groups, otherwise the normal approximation
-    with tie and continuity corrections. When every length is equal, p = 1.
-
-    ``output_length`` holds one non-negative number per anchor (characters or tokens, the
-    same unit throughout); lengths of anchors reviewers passed are not used.
-
-    References: Mann & Whitney (1947), Annals of Mathematical Statistics 18:50-60; Kerby
-    (2014), "The simple difference formula", Comprehensive Psychology 3 (rank-biserial);
-    scipy.stats.mannwhitneyu.
-    """
-    alpha = check_alpha(alpha)
-    human = as_verdicts(human_verdict, "human_verdict")
-    judge = as_verdicts(judge_verdict, "judge_verdict")
-    lengths = as_lengths(output_length)
-    _check_same_count(len(human), {"judge_verdict": len(judge), "output_length": lengths.size},
-                      "human_verdict")
-    failed = ~human
-    passed_lengths = np.sort(lengths[failed & judge])
-    failed_lengths = np.sort(lengths[failed & ~judge])
-    counts = dict(n_human_failed=int(failed.sum()), n_judge_passed=int(passed_lengths.size),
-                  n_judge_failed=int(failed_lengths.size), alpha=alpha,
-                  median_length_passed=_median(passed_lengths),
-                  median_length_failed=_median(failed_lengths))
-    if passed_lengths.size == 0 or failed_lengths.size == 0:
-        return LengthBias(**counts, u_statistic=None, auc=None, rank_biserial=None,
-                          p_value_greater=None, p_value_two_sided=None, method=None,
-                          significant=False, warning=None,
-                          note=_empty_group_note(passed_lengths.size, failed_lengths.size))
-    u = _u_statistic(passed_lengths, failed_lengths)
-    auc = u / (passed_lengths.size * failed_lengths.size)
-    p_greater, p_two_sided, method = _mann_whitney_p_values(passed_lengths, failed_lengths)
-    significant = p_greater < alpha
-    warning = None
-    if significant:
-        warning = (f"Possible length bias: among {counts['n_human_failed']} anchors reviewers "
-                   f"failed, the judge passed longer outputs more often (median length "
-                   f"{counts['median_length_passed']:g} passed vs "
-                   f"{counts['median_length_failed']:g} failed; AUC {auc:.2f}, one-sided "
-                   f"p = {p_greater:.3g}).")
-    return LengthBias(**counts, u_statistic=u, auc=auc, rank_biserial=2 * auc - 1,
-                      p_value_greater=p_greater, p_value_two_sided=p_two_sided, method=method,
-                      significant=bool(significant), warning=warning, note=None)
-
-
-def _u_statistic(passed: np.ndarray, failed: np.ndarray) -> float:
-    """U of the passed group from midranks of the pooled lengths: R_p − n_p(n_p + 1)/2."""
-    ranks = stats.rankdata(np.concatenate([passed, failed]))
-    return float(math.fsum(np.sort(ranks[:passed.size])) - passed.size * (passed.size + 1) / 2)
-
-
-def _mann_whitney_p_values(passed: np.ndarray, failed: np.ndarray) -> tuple[float, float, str]:
-    if np.all(np.concatenate([passed, failed]) == passed[0]):
-        return 1.0, 1.0, "no test (every length is equal)"
-    if math.comb(passed.size + failed.size, passed.size) <= _EXACT_SPLITS:
-        # n_resamples=inf makes scipy enumerate every split: exact and deterministic.
-        method = stats.PermutationMethod(n_resamples=np.inf)
-        label = "Mann-Whitney U, exact permutation distribution"
-    else:
-        method = "asymptotic"
-        label = "Mann-Whitney U, normal approximation (tie and continuity corrected)"
-    greater = stats.mannwhitneyu(passed, failed, alternative="greater", method=method)
-    two_sided = stats.mannwhitneyu(passed, failed, alternative="two-sided", method=method)
-    return min(1.0, float(greater.pvalue)), min(1.0, float(two_sided.pvalue)), label
-
-
-def _median(values: np.ndarray) -> float | None:
-    return float(np.median(values)) if values.size else None
-
-
-def _empty_group_note(n_passed: int, n_failed: int) -> str:
-    if n_passed == 0 and n_failed == 0:
-        return "no anchor was failed by reviewers, so there is nothing to compare"
-    if n_passed == 0:
-        return ("the judge failed every anchor reviewers failed, so no passed output can be "
-                "longer")
-    return ("the judge passed every anchor reviewers failed, so there is no caught failure to "
-            "compare with")
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def as_anchor_ids(values) -> tuple[str, ...]:
-    """Anchor ids as strings: non-empty strings or whole numbers, unique, at least one."""
-    items = _as_list(values, "anchor_ids")
-    if not items:
-        raise ValueError("anchor_ids is empty: an anchor set needs at least one anchor")
-    ids, first_seen = [], {}
-    for position, value in enumerate(items):
-        if isinstance(value, (str, np.str_)):
-            text = str(value)
-            if not text.strip():
-                raise ValueError(f"anchor_ids has an empty id at position {position}; give every "
-                                 "anchor a name")
-        elif isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
-            text = str(int(value))
-        else:
-            raise ValueError(f"anchor_ids must be strings or whole numbers, got {value!r} "
-                             f"({type(value).__name__}) at position {position}")
-        if text in first_seen:
-            raise ValueError(f"anchor_ids must be unique: {text!r} appears at positions "
-                             f"{first_seen[text]} and {position}; each anchor is judged once")
-        first_seen[text] = position
-        ids.append(text)
-    return tuple(ids)
-
-
-def as_verdicts(values, name: str, ids: tuple[str, ...] | None = None) -> np.ndarray:
-    """Verdicts as a bool array, True = pass.
-
-    Accepts "pass"/"fail" in any case with surrounding whitespace, or booleans (True =
-    pass). Refuses 0/1 (is 1 a pass or a failure?), other words, and missing values. With
-    ``ids`` the count must match and errors name the anchor.
-    """
-    items = _as_list(values, name)
-    if ids is not None:
-        _check_same_count(len(ids), {name: len(items)}, "anchor_ids")
-    elif not items:
-        raise ValueError(f"{name} is empty: there is nothing to compare")
-    verdicts = np.empty(len(items), dtype=bool)
-    for position, value in enumerate(items):
-        where = f"position {position}" + (f" (anchor {ids[position]!r})" if ids else "")
-        if isinstance(value, (bool, np.bool_)):
-            verdicts[position] = bool(value)
-        elif isinstance(value, (str, np.str_)):
-            word = str(value).strip().lower()
-            if word not in (PASS, FAIL):
-                raise ValueError(f"{name} must be 'pass' or 'fail', got {value!r} at {where}")
-            verdicts[position] = word == PASS
-        elif _is_missing(value):
-            raise ValueError(f"{name} is missing at {where}; every anchor needs a verdict")
-        elif isinstance(value, numbers.Number):
-            raise ValueError(f"{name} must be 'pass'/'fail' or True/False (True = pass), got the "
-                             f"number {value!r} at {where}; 0/1 is ambiguous, spell the verdict "
-                             "out")
-        else:
-            raise ValueError(f"{name} must be 'pass'/'fail' or True/False, got {value!r} "
-                             f"({type(value).__name__}) at {where}")
-    return verdicts
-
-
-def as_criteria(values, verdicts: np.ndarray, name: str,
-                ids: tuple[str, ...] | None = None) -> np.ndarray:
-    """Cited criterion per anchor as strings; "" where the verdict is pass or none was cited."""
-    items = _as_list(values, name)
-    _check_same_count(verdicts.size, {name: len(items)}, "the verdicts")
-    cited = np.full(len(items), "", dtype=object)
-    for position, (value, passed) in enumerate(zip(items, verdicts)):
-        if _is_missing(value):
-            continue
-        if not isinstance(value, (str, np.str_)):
-            where = f"position {position}" + (f" (anchor {ids[position]!r})" if ids else "")
-            raise ValueError(f"{name} must be a criterion name (a string) or None, got {value!r} "
-                             f"({type(value).__name__}) at {where}")
-        if not passed:
-            cited[position] = str(value).strip()
-    return cited
-
-
-def as_lengths(values) -> np.ndarray:
-    """Output lengths as floats: finite, non-negative numbers (booleans refused)."""
-    items = _as_list(values, "output_length")
-    lengths = np.empty(len(items))
-    for position, value in enumerate(items):
-        if _is_missing(value):
-            raise ValueError(f"output_length is missing at position {position}; measure every "
-                             "anchor's output")
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise ValueError(f"output_length must hold numbers (characters or tokens), got "
-                             f"{value!r} ({type(value).__name__}) at position {position}")
-        if not math.isfinite(value) or value < 0:
-            raise ValueError(f"output_length must be a finite, non-negative number, got {value!r} "
-                             f"at position {position}; measure every anchor's output")
-        lengths[position] = float(value)
-    return lengths
-
-
-def _is_missing(value) -> bool:
-    """None, NaN, or pandas' missing markers (a column read from a file may hold any)."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, (float, np.floating)) and math.isnan(value)
-
-
-def _as_list(values, name: str) -> list:
-    if values is None:
-        raise ValueError(f"{name} is required, got None")
-    if isinstance(values, (str, bytes)):
-        raise ValueError(f"{name} must hold one value per anchor, got a single string")
-    if isinstance(values, np.ndarray) and values.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
-    try:
-        return list(values)
-    except TypeError:
-        raise ValueError(f"{name} must be a sequence with one value per anchor, got "
-                         f"{type(values).__name__}") from None
-
-
-def _check_same_count(expected: int, others: dict[str, int], reference: str) -> None:
-    for name, count in others.items():
-        if count != expected:
-            raise ValueError(f"{name} must give one value per anchor: got {count} values for "
-                             f"{expected} entries in {reference}")

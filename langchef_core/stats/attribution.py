@@ -22,9 +22,10 @@ import numpy as np
 import pandas as pd
 
 from ._validation import as_binary, as_cluster_codes, check_alpha, check_power, check_same_length
-from .paired import BinaryComparison, Record, compare_binary, design_effect
 from .multiplicity import holm
+from .paired import BinaryComparison, compare_binary, design_effect
 from .power import detection_limit
+from .records import Record
 
 MOVED_WORSE, MOVED_BETTER = "moved_worse", "moved_better"
 CRITERION_COLUMNS = ["criterion", "broke", "fixed", "difference", "low", "high", "p_value",

@@ -22,6 +22,7 @@ interval); Davison & Hinkley (1997), Bootstrap Methods and their Application, §
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,3 +108,36 @@ def _by_unit_indices(profiles: Profiles, resamples: int, rng) -> np.ndarray:
         estimates[start:stop] = drawn / (units * sizes[0]) if equal_sizes \
             else drawn / sizes[picks].sum(axis=1)
     return estimates
+
+
+def resampled_counts(multiplicity: np.ndarray, resamples: int, rng: np.random.Generator, *,
+                     columns_per_row: int = 1) -> Iterator[tuple[slice, np.ndarray]]:
+    """Blocks of bootstrap counts: how often each profile was drawn, one row per resample.
+
+    Drawing N = Σ multiplicity units with replacement is, in distribution, drawing
+    Multinomial(N, multiplicity / N) counts of the distinct profiles (see the module docstring).
+    When profiles are few that draw is cheap; when nearly every unit is distinct, unit
+    indices are drawn and counted instead. Rows come in blocks so memory stays bounded;
+    ``columns_per_row`` is how wide the caller's per-row work is, to size the blocks.
+    """
+    multiplicity = np.asarray(multiplicity, dtype=np.int64)
+    profiles, units = multiplicity.size, int(multiplicity.sum())
+    width = max(profiles, units) * max(1, columns_per_row)
+    block = max(1, _BLOCK_CELLS // width)
+    if profiles * _MULTINOMIAL_COST < units:
+        probabilities = multiplicity / units
+        for start in range(0, resamples, block):
+            stop = min(resamples, start + block)
+            yield slice(start, stop), rng.multinomial(units, probabilities, size=stop - start)
+        return
+    # One unit per profile (the usual case here) needs no unit → profile lookup.
+    owner = None if units == profiles else np.repeat(np.arange(profiles), multiplicity)
+    index_type = np.int32 if units < 2**31 else np.int64  # int32 draws are cheaper
+    for start in range(0, resamples, block):
+        stop = min(resamples, start + block)
+        picks = rng.integers(0, units, size=(stop - start, units), dtype=index_type)
+        if owner is not None:
+            picks = owner[picks]
+        flat = picks + (np.arange(stop - start, dtype=np.int64) * profiles)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=(stop - start) * profiles)
+        yield slice(start, stop), counts.reshape(stop - start, profiles)

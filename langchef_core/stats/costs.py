@@ -35,8 +35,9 @@ import numpy as np
 
 from ._validation import (as_cluster_codes, as_finite, as_rng, check_alpha, check_resamples,
                           check_same_length)
-from .paired import FAILED, HELD, UNRESOLVED, Record
-from .slices import json_ready, resampled_counts
+from .bootstrap import resampled_counts
+from .paired import FAILED, HELD, UNRESOLVED
+from .records import Record, json_ready
 
 STATISTICS = ("mean", "p50", "p95")
 COST_METRICS = ("latency_ms", "cost_usd")

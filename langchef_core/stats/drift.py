@@ -26,10 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import as_rng, check_alpha, check_resamples
-from .agreement import (FAIL, PASS, Agreement, LengthBias, Result, as_anchor_ids, as_criteria,
-                        as_verdicts, kappa_from_counts)
+from .agreement import Agreement, Result, kappa_from_counts
+from .length_bias import LengthBias
 from .mcnemar import mcnemar_exact
 from .multiplicity import holm
+from .verdict_inputs import FAIL, PASS, as_anchor_ids, as_criteria, as_verdicts
 
 OK, WARN, ERROR = "ok", "warn", "error"
 BECAME_WRONG, BECAME_RIGHT = "became_wrong", "became_right"
@@ -115,7 +116,7 @@ def drift(anchor_ids, human_verdict, judge_then, judge_now, *, human_criterion=N
     """Compare an earlier judge run (or judge version A) with the current one (or B).
 
     All verdicts are per anchor in the order of ``anchor_ids``, as in
-    ``langchef_core.agreement``. Criteria are optional, but come as all three or none.
+    ``langchef_core.stats.agreement``. Criteria are optional, but come as all three or none.
 
     Agreement flips: exact McNemar, p = min(1, 2·P[X ≤ min(w, r)]), X ~ Bin(w + r, ½),
     with w = became_wrong and r = became_right. Δκ = κ_now − κ_then, with a 1 − alpha

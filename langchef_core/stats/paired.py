@@ -8,7 +8,6 @@ large a change could have hidden in it.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -20,21 +19,10 @@ from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_
                           check_margin, check_power, check_resamples, check_same_length)
 from .mcnemar import mcnemar_clustered, mcnemar_exact
 from .power import continuous_detection_limit, detection_limit
+from .records import Record
 
 IMPROVEMENT, REGRESSION, INCONCLUSIVE = "improvement", "regression", "inconclusive"
 HELD, FAILED, UNRESOLVED = "held", "failed", "unresolved"
-
-
-class Record:
-    """Frozen result records: ``to_dict()`` for JSON, and ``record["field"]`` for reading."""
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    def __getitem__(self, name: str):
-        if name not in {field.name for field in dataclasses.fields(self)}:
-            raise KeyError(name)
-        return getattr(self, name)
 
 
 @dataclass(frozen=True)

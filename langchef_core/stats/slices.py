@@ -39,18 +39,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import bootstrap
 from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_alpha,
                           check_margin, check_power, check_resamples, check_same_length)
-from .bootstrap import _BLOCK_CELLS, _MULTINOMIAL_COST
-from .paired import (BinaryComparison, ContinuousComparison, Record, compare_binary,
-                     compare_continuous, noninferiority_from_interval, verdict_from_interval)
 from .multiplicity import holm
+from .paired import BinaryComparison, ContinuousComparison, compare_binary, compare_continuous
+from .records import Record, json_ready
+from .stratified import WeightedDifference, stratified_differences, weighted_difference
 
 BINARY, CONTINUOUS = "binary", "continuous"
 OBSERVED, TARGET = "observed", "target"
@@ -61,31 +60,6 @@ EXPLORATORY_NOTE = (
 )
 # Target weights are read from YAML, where 0.1 + 0.2 + 0.7 is not exactly 1.
 _WEIGHT_SUM_TOLERANCE = 1e-6
-# Crossed clusters: refuse when more than this share of resamples would miss some slice.
-_MAX_MISS_PROBABILITY = 0.05
-
-
-@dataclass(frozen=True)
-class WeightedDifference(Record):
-    """The overall difference Σ_g w_g · d_g under one set of slice weights, with its interval."""
-
-    population: str           # "observed" (the goldens' own shares) or "target"
-    weights: dict             # slice → weight, every slice present in the goldens
-    baseline: float           # Σ_g w_g · (baseline mean in g)
-    variant: float            # Σ_g w_g · (variant mean in g)
-    difference: float         # variant − baseline
-    low: float
-    high: float
-    verdict: str
-    noninferiority: str | None
-    margin: float | None
-    alpha: float
-    resamples: int
-    seed: int | None
-    resampling: str           # how units were redrawn (stratified, clustered, crossed)
-    redrawn: int              # crossed clusters only: resamples drawn again for missing a slice
-
-
 @dataclass(frozen=True)
 class SliceResult(Record):
     """One declared slice: its paired comparison, weights and (if protected) guardrail status."""
@@ -218,8 +192,8 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
             "slice and were drawn again")
     level = dict(names=names, stratum=stratum, before=before, after=after, draws=draws,
                  settings=settings)
-    observed = _weighted(OBSERVED, observed_weights, **level)
-    target = _weighted(TARGET, target_by_slice, **level)
+    observed = weighted_difference(OBSERVED, observed_weights, **level)
+    target = weighted_difference(TARGET, target_by_slice, **level)
 
     explored = [_exploratory_slice(column, name, stratum == index, before, after, clusters,
                                    outcome, options)
@@ -239,82 +213,7 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
         exploratory=tuple(explored), warnings=tuple(warnings))
 
 
-@dataclass(frozen=True, eq=False)
-class StratifiedDraws:
-    """Bootstrap draws of every slice's mean difference, from one set of resamples."""
-
-    draws: np.ndarray         # resamples × slices
-    resampling: str           # how the units were redrawn
-    redrawn: int              # crossed clusters: resamples drawn again for missing a slice
-
-    def weighted(self, weights) -> np.ndarray:
-        """Σ_g w_g · d*_g for every resample: the bootstrap distribution of D_w."""
-        return self.draws @ np.asarray(weights, dtype=float)
-
-
-def stratified_differences(change: np.ndarray, stratum: np.ndarray, names: list[str],
-                           cluster_codes: np.ndarray | None, *, resamples: int,
-                           rng: np.random.Generator) -> StratifiedDraws:
-    """Resampled mean paired difference per slice, all slices from the same resamples.
-
-    Without clusters, or with clusters nested in slices, each slice's units are redrawn
-    inside the slice with ``bootstrap.resampled_ratios`` (exact multinomial profiles, so a
-    slice costs O(resamples × distinct unit profiles)); slices are visited in sorted order
-    from one generator. With clusters that span slices, see ``_crossed_differences``.
-    ``stratum`` holds each golden's index into ``names`` (the sorted slice names).
-    """
-    strata = len(names)
-    if cluster_codes is not None and _clusters_span_slices(cluster_codes, stratum):
-        draws, redrawn = _crossed_differences(change, stratum, names, cluster_codes,
-                                              resamples, rng)
-        clusters = int(cluster_codes.max()) + 1
-        return StratifiedDraws(draws, f"whole clusters across slices ({clusters} clusters "
-                                      "span slices)", redrawn)
-    draws = np.empty((resamples, strata))
-    for index in range(strata):
-        inside = stratum == index
-        profiles = _unit_profiles(change[inside],
-                                  None if cluster_codes is None else cluster_codes[inside])
-        draws[:, index] = bootstrap.resampled_ratios(profiles, resamples=resamples, rng=rng)
-    if cluster_codes is None:
-        return StratifiedDraws(draws, "stratified by slice, goldens resampled within each slice", 0)
-    clusters = int(np.unique(cluster_codes).size)
-    return StratifiedDraws(draws, f"stratified by slice, {clusters} clusters resampled within "
-                                  "their slice", 0)
-
-
-def resampled_counts(multiplicity: np.ndarray, resamples: int, rng: np.random.Generator, *,
-                     columns_per_row: int = 1) -> Iterator[tuple[slice, np.ndarray]]:
-    """Blocks of bootstrap counts: how often each profile was drawn, one row per resample.
-
-    Drawing N = Σ multiplicity units with replacement is, in distribution, drawing
-    Multinomial(N, multiplicity / N) counts of the distinct profiles (see ``bootstrap``).
-    When profiles are few that draw is cheap; when nearly every unit is distinct, unit
-    indices are drawn and counted instead. Rows come in blocks so memory stays bounded;
-    ``columns_per_row`` is how wide the caller's per-row work is, to size the blocks.
-    """
-    multiplicity = np.asarray(multiplicity, dtype=np.int64)
-    profiles, units = multiplicity.size, int(multiplicity.sum())
-    width = max(profiles, units) * max(1, columns_per_row)
-    block = max(1, _BLOCK_CELLS // width)
-    if profiles * _MULTINOMIAL_COST < units:
-        probabilities = multiplicity / units
-        for start in range(0, resamples, block):
-            stop = min(resamples, start + block)
-            yield slice(start, stop), rng.multinomial(units, probabilities, size=stop - start)
-        return
-    # One unit per profile (the usual case here) needs no unit → profile lookup.
-    owner = None if units == profiles else np.repeat(np.arange(profiles), multiplicity)
-    index_type = np.int32 if units < 2**31 else np.int64  # int32 draws are cheaper
-    for start in range(0, resamples, block):
-        stop = min(resamples, start + block)
-        picks = rng.integers(0, units, size=(stop - start, units), dtype=index_type)
-        if owner is not None:
-            picks = owner[picks]
-        flat = picks + (np.arange(stop - start, dtype=np.int64) * profiles)[:, None]
-        counts = np.bincount(flat.ravel(), minlength=(stop - start) * profiles)
-        yield slice(start, stop), counts.reshape(stop - start, profiles)
-
+# ── per-slice comparisons ───────────────────────────────────────────────────────────────
 
 def labels_as_text(values, name: str, n: int, *, allow_missing: bool) -> np.ndarray:
     """One label per golden as text (object array); None where missing, if that is allowed."""
@@ -345,19 +244,6 @@ def labels_as_text(values, name: str, n: int, *, allow_missing: bool) -> np.ndar
         text[position] = str(label).strip()
     return text
 
-
-def json_ready(value):
-    """Tuples to lists and numpy scalars to Python values, recursively, for ``json.dumps``."""
-    if isinstance(value, dict):
-        return {key: json_ready(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(item) for item in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-# ── per-slice comparisons ───────────────────────────────────────────────────────────────
 
 def _declared_slice(name, inside, before, after, clusters, outcome, column, observed_weight,
                     target_weight, is_protected, options) -> SliceResult:
@@ -426,94 +312,6 @@ def _breach_reason(result: SliceResult, column: str) -> str:
             f"difference {comparison.difference:+.4f} (interval {comparison.low:+.4f} to "
             f"{comparison.high:+.4f}, Holm-adjusted p = {result.p_adjusted:.3g}, "
             f"n = {comparison.n}); the gate fails whatever the overall verdict")
-
-
-# ── weighted overall estimates ──────────────────────────────────────────────────────────
-
-def _weighted(population, weights_by_slice, *, names, stratum, before, after,
-              draws: StratifiedDraws, settings) -> WeightedDifference:
-    """D_w = Σ_g w_g · d_g (summed slice by slice with fsum) and its percentile interval."""
-    weights = np.array([weights_by_slice[name] for name in names], dtype=float)
-    means_before = _slice_means(before.astype(float), stratum, len(names))
-    means_after = _slice_means(after.astype(float), stratum, len(names))
-    differences = _slice_means(after.astype(float) - before.astype(float), stratum, len(names))
-    difference = math.fsum(weights * differences)
-    low, high = (float(bound) for bound in
-                 np.quantile(draws.weighted(weights), [settings.alpha / 2, 1 - settings.alpha / 2]))
-    return WeightedDifference(
-        population=population, weights=dict(zip(names, weights.tolist())),
-        baseline=math.fsum(weights * means_before), variant=math.fsum(weights * means_after),
-        difference=difference, low=low, high=high, verdict=verdict_from_interval(low, high),
-        noninferiority=noninferiority_from_interval(low, high, settings.margin),
-        margin=settings.margin, alpha=settings.alpha, resamples=settings.resamples,
-        seed=settings.seed, resampling=draws.resampling, redrawn=int(draws.redrawn))
-
-
-def _slice_means(values: np.ndarray, stratum: np.ndarray, strata: int) -> np.ndarray:
-    """Mean per slice, each summed in sorted order so the result ignores row order."""
-    return np.array([math.fsum(np.sort(values[stratum == index])) /
-                     np.count_nonzero(stratum == index) for index in range(strata)])
-
-
-def _unit_profiles(change: np.ndarray, codes: np.ndarray | None) -> bootstrap.Profiles:
-    if codes is None:
-        return bootstrap.profiles_of_pairs(change)
-    order = np.lexsort((change, codes))  # a fixed order makes the float sums order-invariant
-    codes_sorted, change_sorted = codes[order], change[order]
-    starts = np.flatnonzero(np.r_[True, codes_sorted[1:] != codes_sorted[:-1]])
-    totals = np.add.reduceat(change_sorted, starts)
-    sizes = np.diff(np.r_[starts, codes_sorted.size]).astype(float)
-    return bootstrap.profiles_of_clusters(totals, sizes)
-
-
-def _clusters_span_slices(cluster_codes: np.ndarray, stratum: np.ndarray) -> bool:
-    pairs = np.unique(np.stack([cluster_codes, stratum]), axis=1).shape[1]
-    return pairs > np.unique(cluster_codes).size
-
-
-def _crossed_differences(change, stratum, names, cluster_codes, resamples, rng):
-    """Whole clusters redrawn across slices; each carries its total and size in every slice.
-
-    A resample is K clusters drawn with replacement; slice g's difference is
-    Σ_k c_k · T_kg / Σ_k c_k · S_kg. A resample with no golden of some slice has no value
-    for it and is drawn again; the expected share of such resamples is bounded by
-    Σ_g (1 − K_g/K)^K (K_g clusters touch slice g), and the run is refused above
-    ``_MAX_MISS_PROBABILITY`` because the redraws would then distort the interval.
-    """
-    strata, codes = len(names), cluster_codes  # dense codes 0 … K−1 from as_cluster_codes
-    clusters = int(codes.max()) + 1
-    order = np.lexsort((change, stratum, codes))
-    key = codes[order] * strata + stratum[order]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    cells = key[starts]
-    totals = np.zeros((clusters, strata))
-    sizes = np.zeros((clusters, strata))
-    totals[cells // strata, cells % strata] = np.add.reduceat(change[order], starts)
-    sizes[cells // strata, cells % strata] = np.diff(np.r_[starts, key.size])
-    touching = np.count_nonzero(sizes > 0, axis=0)
-    miss = float(np.sum((1 - touching / clusters) ** clusters))
-    if miss > _MAX_MISS_PROBABILITY:
-        thinnest = int(np.argmin(touching))
-        raise ValueError(
-            f"clusters span slices, and slice {names[thinnest]!r} has goldens from "
-            f"only {int(touching[thinnest])} of {clusters} clusters: about {miss:.0%} of cluster "
-            "resamples would miss a slice entirely; add clusters to the thin slices, declare "
-            "coarser slices, or choose a cluster column nested in the slice column")
-    profiles, multiplicity = np.unique(np.hstack([totals, sizes]), axis=0, return_counts=True)
-    profile_totals, profile_sizes = profiles[:, :strata], profiles[:, strata:]
-    draws = np.empty((resamples, strata))
-    filled, redrawn = 0, 0
-    while filled < resamples:
-        for rows, counts in resampled_counts(multiplicity, resamples - filled, rng,
-                                             columns_per_row=strata):
-            counts = counts.astype(float)
-            denominators = counts @ profile_sizes
-            complete = np.all(denominators > 0, axis=1)
-            kept = (counts @ profile_totals)[complete] / denominators[complete]
-            draws[filled:filled + kept.shape[0]] = kept
-            filled += kept.shape[0]
-            redrawn += int(np.count_nonzero(~complete))
-    return draws, redrawn
 
 
 # ── validation ──────────────────────────────────────────────────────────────────────────

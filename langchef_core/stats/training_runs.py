@@ -38,9 +38,10 @@ import numpy as np
 
 from ._validation import (as_1d, as_cluster_codes, as_rng, check_alpha, check_margin, check_power,
                           check_resamples)
-from .paired import Record, noninferiority_from_interval, verdict_from_interval
+from .bootstrap import resampled_counts
+from .paired import noninferiority_from_interval, verdict_from_interval
 from .power import z_multiplier
-from .slices import json_ready, resampled_counts
+from .records import Record, json_ready
 
 SEED_RUN = re.compile(r"^(?P<arm>.+)@(?P<seed>seed\d+)$")
 

@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from langchef_core.designs.design import load_design
+from langchef_core.designs.parse import load_design
 
 from .conftest import one_sentence, write_design, write_goldens
 

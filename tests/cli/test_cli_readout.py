@@ -13,7 +13,7 @@ PRELUDE = textwrap.dedent("""\
     import sys, types
     from pathlib import Path
     from langchef_core.inputs.errors import InputError
-    from langchef_core.designs.gates import GateRefusal, Refusal
+    from langchef_core.designs.gate_checks import GateRefusal, Refusal
     fake = types.ModuleType("langchef_pipeline.materialize")
     sys.modules["langchef_pipeline.materialize"] = fake
     """)

@@ -9,7 +9,8 @@ import pytest
 from langchef_core import __version__
 from langchef_core.designs.approval import (APPROVED, DRAFT, INVALID, REVOKED, approval_status,
                                             approve, format_utc, parse_utc, read_approval)
-from langchef_core.designs.design import DesignError, load_workspace_design
+from langchef_core.designs.model import DesignError
+from langchef_core.designs.parse import load_workspace_design
 from langchef_core.inputs.errors import InputError
 from langchef_core.inputs.workspace import Workspace
 

@@ -9,9 +9,10 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from langchef_core.designs.design import (DesignError, assess_power, canonical_json, count_goldens,
-                                          load_design, measured_assumption, parse_design,
-                                          plan_power, validate_design)
+from langchef_core.designs.model import DesignError, canonical_json
+from langchef_core.designs.power_plan import (assess_power, count_goldens, measured_assumption,
+                                              plan_power)
+from langchef_core.designs.parse import load_design, parse_design, validate_design
 from langchef_core.inputs.errors import InputError
 from langchef_core.inputs.workspace import Workspace
 

@@ -6,11 +6,13 @@ import pandas as pd
 import pytest
 
 from langchef_core.designs.approval import Approval
-from langchef_core.designs.design import parse_design
+from langchef_core.designs.parse import parse_design
 from langchef_core.inputs.errors import InputError
-from langchef_core.designs.gates import (GateRefusal, approved_before_traffic, arms_match_design,
-                                         check_gates, design_is_approved, judge_is_pinned,
-                                         readout_gate, runs_are_complete, score_column)
+from langchef_core.designs.gate_checks import GateRefusal
+from langchef_core.designs.traffic import approved_before_traffic
+from langchef_core.designs.gates import (arms_match_design, check_gates, design_is_approved,
+                                         judge_is_pinned, runs_are_complete, score_column)
+from langchef_core.readout.gate import readout_gate
 
 DESIGN = """\
 experiment: rerank

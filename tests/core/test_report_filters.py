@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from langchef_core.report import filters as f
-from langchef_core.report.view_model import Estimate, flips, verdict_sentence
+from langchef_core.report.view_common import Estimate
+from langchef_core.report.view_model import flips, verdict_sentence
 
 M = f.MINUS
 

@@ -25,8 +25,8 @@ import pandas as pd
 
 import langchef_core as lc
 from langchef_core.scoring.anchors import AnchorReport, AnchorRun
-from langchef_core.designs.design import validate_design
-from langchef_core.readout.experiment import guardrail_entries
+from langchef_core.designs.parse import validate_design
+from langchef_core.readout.comparisons import guardrail_entries
 from langchef_core.readout.assemble import ReadoutParts, Warning_, assemble_readout
 
 GOLDEN = Path(__file__).resolve().parents[1] / "reference" / "golden"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import langchef_core as lc
-from langchef_core.stats import slices as slices_module
+from langchef_core.stats import bootstrap
 
 
 def paired_slice(n, baseline_passes, variant_passes):
@@ -284,12 +284,12 @@ def test_numeric_labels_match_yaml_keys_as_text():
 def test_resampled_counts_are_multinomial_draws_of_the_units():
     rng = np.random.default_rng(0)
     multiplicity = np.array([3, 1, 6])
-    blocks = list(slices_module.resampled_counts(multiplicity, 5000, rng))
+    blocks = list(bootstrap.resampled_counts(multiplicity, 5000, rng))
     counts = np.vstack([block for _, block in blocks])
     assert counts.shape == (5000, 3) and (counts.sum(axis=1) == 10).all()
     assert counts.mean(axis=0) == pytest.approx([3, 1, 6], abs=0.1)
     distinct = np.ones(40, dtype=np.int64)  # every unit distinct: drawn by index
-    counts = np.vstack([block for _, block in slices_module.resampled_counts(distinct, 3000, rng)])
+    counts = np.vstack([block for _, block in bootstrap.resampled_counts(distinct, 3000, rng)])
     assert (counts.sum(axis=1) == 40).all()
     assert counts.var(axis=0).mean() == pytest.approx(40 * (1 / 40) * (39 / 40), rel=0.05)
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from langchef_core.demo import build_demo_workspace
-from langchef_core.designs.gates import readout_gate
+from langchef_core.readout.gate import readout_gate
 from langchef_core.inputs.workspace import Workspace
 from langchef_pipeline.materialize import ReadoutFailed, readout_experiment
 

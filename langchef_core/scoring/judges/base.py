@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ...stats.paired import Record
 from ...inputs.errors import InputError
+from ...stats.records import Record
 
 PASS, FAIL = "pass", "fail"
 VERDICT_COLUMNS = ["example_id", "verdict", "criterion", "judge", "rationale"]

@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from ...stats.paired import Record
+from ...stats.records import Record
 from .base import FAIL, PASS, Item, Judge, Judgement, JudgeUsage, as_items, judge_id, verdict_frame
 
 KIND = "rubric"

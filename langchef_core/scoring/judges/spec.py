@@ -16,13 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .base import Judge
-from .openai_compatible import CRITERION_DESCRIPTIONS, OpenAICompatibleJudge
-from .openai_compatible import KIND as OPENAI_KIND
-from .recorded import KIND as RECORDED_KIND
-from .recorded import RecordedJudge
-from .rubric import CRITERIA as RUBRIC_CRITERIA
-from .rubric import KIND as RUBRIC_KIND
-from .rubric import RUBRIC_VERSIONS, RubricJudge
+from .openai_compatible import CRITERION_DESCRIPTIONS, KIND as OPENAI_KIND, OpenAICompatibleJudge
+from .recorded import KIND as RECORDED_KIND, RecordedJudge
+from .rubric import CRITERIA as RUBRIC_CRITERIA, KIND as RUBRIC_KIND, RUBRIC_VERSIONS, RubricJudge
 
 JUDGE_KINDS = (RECORDED_KIND, RUBRIC_KIND, OPENAI_KIND)
 _KEYS = {

@@ -13,10 +13,10 @@ from .inputs import (Judgements, RankedRun, arm_candidates, arm_run_to_long, can
 from .kernel import QueryCounts, RankedLists, count_hits, ranked_lists
 from .metrics import METRICS, QueryMetrics, metric_name, retrieval_metrics, retrieval_metrics_arrays
 from .pools import POOL_KINDS, PoolCheck, check_pools, pool_counts
-from .summary import (POLICIES, Coverage, CoverageCheck, MetricComparison, MetricSummary,
-                      RetrievalComparison, RetrievalSettings, RetrievalSummary, ZeroPositiveGroup,
-                      apply_zero_positive_policy, check_zero_positive_coverage, compare_retrieval,
-                      summarize_retrieval)
+from .results import (Coverage, CoverageCheck, MetricComparison, MetricSummary,
+                      RetrievalComparison, RetrievalSettings, RetrievalSummary, ZeroPositiveGroup)
+from .summary import (POLICIES, apply_zero_positive_policy, check_zero_positive_coverage,
+                      compare_retrieval, summarize_retrieval)
 
 __all__ = [
     "METRICS", "POLICIES", "POOL_KINDS", "ChanceLevels", "Coverage", "CoverageCheck", "Judgements",

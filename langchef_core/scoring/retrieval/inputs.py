@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ...inputs.errors import InputError
+from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id,
+                           refuse_missing, row_of)
 
 RUN_COLUMNS = ("query_id", "doc_id", "rank")
 ARM_COLUMNS = ("example_id", "retrieved")
@@ -157,43 +159,11 @@ def qrels_table(frame: pd.DataFrame, *, file: str = "qrels",
     return table
 
 
-def canonical_ids(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
-    """Ids as an object array of strings; whole numbers written in decimal; missing, empty,
-    boolean or fractional ids refused."""
-    series = frame[column]
-    _refuse_missing(series, frame, column, file, "id")
-    kind = series.dtype.kind
-    if kind == "b":
-        raise InputError("ids must be strings or whole numbers, got a boolean", file=file,
-                         column=column, row=row_of(frame, 0))
-    if kind == "f":
-        values = series.to_numpy(float)
-        fractional = values != np.floor(values)
-        if fractional.any():
-            position = int(np.flatnonzero(fractional)[0])
-            raise InputError(f"id {values[position]!r} is not a string or a whole number", file=file,
-                             column=column, row=row_of(frame, position), hint="write ids as strings")
-        series = series.astype(np.int64)
-    if series.dtype.kind in "iu":
-        return series.astype(str).to_numpy(dtype=object)
-    # pandas' string dtype reports kind "O" too: only a plain object column with something
-    # other than strings in it needs a look at each value.
-    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=False) != "string":
-        return np.array([_one_id(value, frame, column, file, position)
-                         for position, value in enumerate(series.tolist())], dtype=object)
-    ids = series.astype(str)
-    empty = (ids.str.len() == 0).to_numpy()
-    if empty.any():
-        raise InputError("empty id", file=file, column=column,
-                         row=row_of(frame, int(np.flatnonzero(empty)[0])), hint="give every row an id")
-    return ids.to_numpy(dtype=object)
-
-
 def whole_ranks(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
     """Ranks as int64: whole numbers ≥ 1 (``"3"`` from a CSV file is 3; 2.5, 0 and −1 are refused)."""
     series = frame[column]
-    _refuse_missing(series, frame, column, file, "rank",
-                    hint="every row of a run needs its rank (1 for the top document)")
+    refuse_missing(series, frame, column, file, "rank",
+                   hint="every row of a run needs its rank (1 for the top document)")
     if series.dtype.kind == "b" or (series.dtype.kind == "O" and
                                     series.map(lambda v: isinstance(v, bool)).any()):
         position = 0 if series.dtype.kind == "b" else int(np.flatnonzero(
@@ -218,8 +188,8 @@ def whole_ranks(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
 def binary_relevance(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
     """Relevance as int8 0/1; accepts 0/1, true/false and "0"/"1"; refuses anything else."""
     series = frame[column]
-    _refuse_missing(series, frame, column, file, "relevance",
-                    hint="judge every listed document 0 (not relevant) or 1 (relevant)")
+    refuse_missing(series, frame, column, file, "relevance",
+                   hint="judge every listed document 0 (not relevant) or 1 (relevant)")
     values = series.tolist()
     parsed = np.array([_one_relevance(value) for value in values], dtype=np.int8)
     bad = parsed < 0
@@ -235,28 +205,14 @@ def binary_relevance(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
 def label_sources(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
     """Label provenance, one of human, click, teacher (exact, lower case)."""
     series = frame[column]
-    _refuse_missing(series, frame, column, file, "source",
-                    hint="say where each label came from: human, click or teacher")
+    refuse_missing(series, frame, column, file, "source",
+                   hint="say where each label came from: human, click or teacher")
     known = series.isin(SOURCES).to_numpy()
     if not known.all():
         position = int(np.flatnonzero(~known)[0])
         raise InputError(f"unknown source {series.iloc[position]!r}", file=file, column=column,
                          row=row_of(frame, position), hint="use human, click or teacher")
     return series.astype(str).to_numpy(dtype=object)
-
-
-def data_rows(frame: pd.DataFrame) -> pd.Index:
-    """The 1-based data rows of a frame (its index when read by ``read_table``)."""
-    if frame.index.name == "row":
-        return pd.Index(frame.index.to_numpy(np.int64), name="row")
-    return pd.RangeIndex(1, len(frame) + 1, name="row")
-
-
-def row_of(frame: pd.DataFrame, position: int) -> int:
-    """The 1-based data row of a frame's position, as a person would count it in the file."""
-    if frame.index.name == "row":
-        return int(frame.index[position])
-    return int(position) + 1
 
 
 def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -273,7 +229,7 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
     lists = frame[column].tolist()
     for position, items in enumerate(lists):
         if not isinstance(items, (list, tuple, np.ndarray)):
-            raise InputError(f"{column} must be a list of doc ids, got {_describe(items)}", file=file,
+            raise InputError(f"{column} must be a list of doc ids, got {describe_value(items)}", file=file,
                              column=column, row=row_of(frame, position),
                              hint="write [] when nothing was retrieved")
     lengths = np.fromiter((len(items) for items in lists), dtype=np.int64, count=len(lists))
@@ -289,12 +245,12 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
         suspects = np.flatnonzero([not (type(doc) is str and doc) for doc in docs])
     for at in suspects:
         doc = docs[at]
-        if not _valid_id(doc):
+        if not is_valid_id(doc):
             position = int(rows[at])
             raise InputError(f"item {at - int(starts[position]) + 1} of the list is "
-                             f"{_describe(doc)}, not a doc id", file=file, column=column,
+                             f"{describe_value(doc)}, not a doc id", file=file, column=column,
                              row=row_of(frame, position), hint="list doc ids as non-empty strings")
-        docs[at] = _id_text(doc)
+        docs[at] = id_text(doc)
     return pd.DataFrame(
         {"query_id": queries[rows],
          "doc_id": docs,
@@ -303,7 +259,7 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
 
 
 def _check_goldens(entries, queries, frame, column, goldens, file) -> None:
-    known = pd.Index([_id_text(g) if _valid_id(g) else g for g in goldens])
+    known = pd.Index([id_text(g) if is_valid_id(g) else g for g in goldens])
     unknown = ~pd.Index(queries).isin(known)
     if unknown.any():
         stray = set(np.asarray(queries)[unknown])
@@ -327,14 +283,6 @@ def _require(frame, columns, file: str, hint: str | None = None) -> None:
         raise InputError("missing column", file=file, column=missing[0], hint=hint)
 
 
-def _refuse_missing(series, frame, column, file, what, hint=None) -> None:
-    missing = series.isna().to_numpy()
-    if missing.any():
-        raise InputError(f"missing {what} (empty or NaN)", file=file, column=column,
-                         row=row_of(frame, int(np.flatnonzero(missing)[0])),
-                         hint=hint or f"give every row a {what}")
-
-
 def _refuse_repeats(table, frame, keys, file, column, what, hint) -> None:
     repeated = table.duplicated(keys).to_numpy()
     if repeated.any():
@@ -342,28 +290,6 @@ def _refuse_repeats(table, frame, keys, file, column, what, hint) -> None:
         ids = ", ".join(repr(table[key].iloc[position]) for key in keys)
         raise InputError(f"{what} ({ids})", file=file, column=column,
                          row=row_of(frame, position), hint=hint)
-
-
-def _valid_id(value) -> bool:
-    if isinstance(value, str):
-        return value != ""
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if isinstance(value, numbers.Integral):
-        return True
-    return isinstance(value, float) and np.isfinite(value) and value == int(value)
-
-
-def _id_text(value) -> str:
-    return value if isinstance(value, str) else str(int(value))
-
-
-def _one_id(value, frame, column, file, position) -> str:
-    if not _valid_id(value):
-        raise InputError(f"id {_describe(value)} is not a non-empty string or a whole number",
-                         file=file, column=column, row=row_of(frame, position),
-                         hint="write ids as non-empty strings")
-    return _id_text(value)
 
 
 def _one_relevance(value) -> int:
@@ -374,9 +300,3 @@ def _one_relevance(value) -> int:
     if isinstance(value, numbers.Real) and value in (0, 1):
         return int(value)
     return -1
-
-
-def _describe(value) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return "missing (null or NaN)"
-    return repr(value)

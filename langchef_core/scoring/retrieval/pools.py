@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...stats.paired import Record
+from ...stats.records import Record
 from .inputs import RankedRun, candidate_pool
 
 POOL_KINDS = ("full", "sampled", "hard_negative")

@@ -1,0 +1,443 @@
+"""From parsed YAML to a validated :class:`Design`: required and optional fields, one
+:class:`DesignError` per bad value naming its field and line."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+from pathlib import Path
+
+from ..inputs.workspace import NAME_PATTERN, Workspace
+from .model import (GUARDRAIL_METRICS, GUARDRAIL_STATISTICS, JUDGE_KINDS, KINDS, MIN_RESAMPLES,
+                    POOL_KINDS, PRIMARY_METRICS, RETRIEVAL_METRICS, WEIGHT_TOLERANCE,
+                    ZERO_POSITIVE, Anchors, Arms, Bootstrap, Design, DesignError, Guardrail, Judge,
+                    Pool, Retrieval, Slices)
+from .yaml_source import dotted_path, normalise_text, parse_yaml
+
+# --------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------
+
+class _Fields:
+    """Reads one design, raising a DesignError that names the field and its line."""
+
+    def __init__(self, file: str, lines: dict):
+        self.file, self.lines = file, lines
+
+    def error(self, path: tuple, message: str, hint: str | None = None) -> DesignError:
+        return DesignError(message, file=self.file, field=dotted_path(path),
+                           line=self.line(path), hint=hint)
+
+    def line(self, path: tuple) -> int | None:
+        for end in range(len(path), -1, -1):
+            if path[:end] in self.lines:
+                return self.lines[path[:end]]
+        return None
+
+    def mapping(self, value, path: tuple, *, required=(), optional=(), closed=True,
+                what="a mapping"):
+        if not isinstance(value, dict):
+            raise self.error(path, f"must be {what}, got {_shown(value)}",
+                             hint="write it as 'key: value' lines indented under the field")
+        known = tuple(required) + tuple(optional)
+        for key in value:
+            if not isinstance(key, str):
+                raise self.error(path, f"key {key!r} must be text", hint="put it in quotes")
+            if closed and key not in known:
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = (f"did you mean '{close[0]}'?" if close
+                        else "allowed here: " + ", ".join(known))
+                raise self.error(path + (key,), "unknown field", hint=hint)
+        for key in required:
+            if key not in value or value[key] is None:
+                given = key in value
+                raise DesignError("has no value" if given else "missing required field",
+                                  file=self.file, field=dotted_path(path + (key,)),
+                                  line=self.line(path + (key,) if given else path),
+                                  hint=_REQUIRED_HINTS.get(key))
+        return value
+
+    def text(self, value, path: tuple, *, name_kind: str | None = None) -> str:
+        if not isinstance(value, str):
+            raise self.error(path, f"must be text, got {_shown(value)}", hint="put it in quotes")
+        if not value.strip():
+            raise self.error(path, "must not be empty")
+        if name_kind and (not NAME_PATTERN.match(value) or ".." in value):
+            raise self.error(path, f"{name_kind} name {value!r} is not allowed",
+                             hint="use letters, digits, '-', '_' and '.', starting with a "
+                                  "letter or digit")
+        return value
+
+    def choice(self, value, path: tuple, options) -> str:
+        if not isinstance(value, str) or value not in options:
+            raise self.error(path, f"unknown value {_shown(value)}",
+                             hint="use one of: " + ", ".join(options))
+        return value
+
+    def number(self, value, path: tuple, *, low=None, high=None, low_open=True,
+               high_open=True, hint=None, positive=False) -> float:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise self.error(path, f"must be a number, got {_shown(value)}", hint=hint)
+        number = float(value)
+        if not math.isfinite(number):
+            raise self.error(path, f"must be a finite number, got {value!r}", hint=hint)
+        too_low = low is not None and (number <= low if low_open else number < low)
+        too_high = high is not None and (number >= high if high_open else number > high)
+        if too_low and positive:
+            raise self.error(path, f"must be positive, got {_num(number)}", hint=hint)
+        if too_low or too_high:
+            left = "(" if low_open else "["
+            right = ")" if high_open else "]"
+            span = f"{left}{_num(low) if low is not None else '-inf'}, " \
+                   f"{_num(high) if high is not None else 'inf'}{right}"
+            raise self.error(path, f"must lie in {span}, got {_num(number)}", hint=hint)
+        return number
+
+    def whole(self, value, path: tuple, *, minimum: int, hint=None) -> int:
+        # 1e4 is a natural way to write ten thousand; 10.5 is not a count.
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise self.error(path, f"must be a whole number, got {_shown(value)}", hint=hint)
+        if value < minimum:
+            raise self.error(path, f"must be at least {minimum}, got {value}", hint=hint)
+        return int(value)
+
+    def text_list(self, value, path: tuple, *, options=None, allow_empty=False) -> tuple:
+        if not isinstance(value, list):
+            raise self.error(path, f"must be a list, got {_shown(value)}",
+                             hint="write it as [a, b] or as '- a' lines")
+        if not value and not allow_empty:
+            raise self.error(path, "must not be empty")
+        seen = set()
+        for index, item in enumerate(value):
+            if options is None:
+                self.text(item, path + (index,))
+            else:
+                self.choice(item, path + (index,), options)
+            if item in seen:
+                raise self.error(path + (index,), f"{item!r} is listed twice",
+                                 hint="list each name once")
+            seen.add(item)
+        return tuple(value)
+
+
+_REQUIRED_HINTS = {
+    "experiment": "write the experiment name, equal to the file name",
+    "hypothesis": "state, in one sentence, what the variant is expected to change",
+    "suite": "name the goldens suite (goldens/<suite>.jsonl)",
+    "arms": "name the two arms as 'arms: {baseline: NAME, variant: NAME}'",
+    "baseline": "name the arm compared against",
+    "variant": "name the arm being tried",
+    "kind": "write 'kind: superiority' or 'kind: non_inferiority'",
+    "primary": "name the primary metric, e.g. 'primary: pass_rate'",
+    "judge": "pin the judge, e.g. 'judge: {kind: recorded, id: my-judge-v1}'",
+    "criteria": "list the judge criteria, e.g. 'criteria: [correctness, groundedness]'",
+    "margin": "write the tolerated drop, e.g. 'margin: 0.03' for three points",
+    "column": "name the goldens column that holds the slice",
+    "metric": "use latency_ms or cost_usd",
+    "statistic": "use mean, p50 or p95",
+    "max_increase": "write the tolerated relative increase, e.g. 0.10",
+    "set": "name the anchor set (anchors/<set>.jsonl)",
+    "id": "a recorded judge needs the id its verdicts carry",
+    "resamples": "e.g. 10000",
+    "seed": "e.g. 0",
+}
+
+_TOP_REQUIRED = ("experiment", "hypothesis", "suite", "arms", "kind", "primary", "judge",
+                 "criteria")
+_TOP_OPTIONAL = ("alpha", "power", "bootstrap", "margin", "retrieval", "slices", "cluster",
+                 "guardrails", "anchors", "target_effect", "assumed_discordant_rate",
+                 "assumed_sd", "seeds")
+
+
+def parse_design(text: str, *, file: str = "design", experiment: str | None = None) -> Design:
+    """Validate a design given as YAML text; ``experiment`` is the name the file implies."""
+    data, lines = parse_yaml(text, file)
+    return _validate(data, _Fields(file, lines), experiment)
+
+
+def load_design(path: str | Path, *, label: str | None = None) -> Design:
+    """Read and validate ``experiments/<experiment>.yaml``; the stem must equal ``experiment``."""
+    path = Path(path)
+    file = label or str(path)
+    if not path.is_file():
+        raise DesignError("design file not found", file=file,
+                          hint="write it under experiments/ (see `langchef init`)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DesignError("the file is not UTF-8 text", file=file) from None
+    return parse_design(text, file=file, experiment=path.stem)
+
+
+def validate_design(mapping: dict, *, file: str = "design",
+                    experiment: str | None = None) -> Design:
+    """Validate a design built in Python (no line numbers to report)."""
+    return _validate(normalise_text(mapping), _Fields(file, {}), experiment)
+
+
+def load_workspace_design(workspace: Workspace, experiment: str) -> Design:
+    path = workspace.design_path(experiment)
+    return load_design(path, label=workspace.relative(path))
+
+
+def _validate(data, fields: _Fields, experiment: str | None) -> Design:
+    top = fields.mapping(data, (), required=_TOP_REQUIRED, optional=_TOP_OPTIONAL,
+                         what="a mapping of design fields")
+    name = fields.text(top["experiment"], ("experiment",), name_kind="experiment")
+    if experiment is not None and name != experiment:
+        raise fields.error(("experiment",), f"says {name!r} but the file is named {experiment!r}",
+                           hint=f"write 'experiment: {experiment}' or rename the file")
+    kind = fields.choice(top["kind"], ("kind",), KINDS)
+    primary = fields.choice(top["primary"], ("primary",), PRIMARY_METRICS)
+    margin = _margin(top, fields, kind)
+    retrieval = retrieval_view(top.get("retrieval"), fields, primary)
+    criteria = fields.text_list(top["criteria"], ("criteria",),
+                                allow_empty=primary not in ("pass_rate",))
+    return Design(
+        experiment=name,
+        hypothesis=fields.text(top["hypothesis"], ("hypothesis",)),
+        suite=fields.text(top["suite"], ("suite",), name_kind="suite"),
+        arms=_arms(top["arms"], fields),
+        kind=kind,
+        primary=primary,
+        judge=judge_view(top["judge"], fields),
+        criteria=criteria,
+        alpha=_optional(top, "alpha", 0.05, lambda v, p: fields.number(
+            v, p, low=0, high=0.5, high_open=False, hint="the usual choice is 0.05")),
+        power=_optional(top, "power", 0.80, lambda v, p: fields.number(
+            v, p, low=0.5, high=1, hint="the usual choice is 0.80")),
+        bootstrap=_bootstrap(top.get("bootstrap"), fields),
+        margin=margin,
+        retrieval=retrieval,
+        slices=slices_view(top.get("slices"), fields),
+        cluster=_optional(top, "cluster", None, lambda v, p: fields.text(v, p)),
+        guardrails=_guardrails(top.get("guardrails"), fields),
+        anchors=_anchors(top.get("anchors"), fields),
+        target_effect=_optional(top, "target_effect", None, lambda v, p: fields.number(
+            v, p, low=0, high=1, positive=True, hint="write the difference to detect, e.g. 0.05")),
+        assumed_discordant_rate=_optional(top, "assumed_discordant_rate", None,
+                                          lambda v, p: fields.number(
+                                              v, p, low=0, high=1, low_open=False,
+                                              high_open=False,
+                                              hint="write the share of goldens expected to "
+                                                   "flip, e.g. 0.2")),
+        assumed_sd=_optional(top, "assumed_sd", None, lambda v, p: fields.number(
+            v, p, low=0, high=1, high_open=False, positive=True,
+            hint="write the expected spread of per-golden differences, e.g. 0.3")),
+        seeds=_optional(top, "seeds", None, lambda v, p: fields.whole(
+            v, p, minimum=2, hint="compare at least two independently trained seeds per arm")),
+    )
+
+
+def _optional(top: dict, key: str, default, read):
+    value = top.get(key)
+    return default if value is None else read(value, (key,))
+
+
+def _margin(top: dict, fields: _Fields, kind: str) -> float | None:
+    if top.get("margin") is None:
+        if kind == "non_inferiority":
+            raise DesignError("required when kind is non_inferiority", file=fields.file,
+                              field="margin", line=fields.line(("kind",)),
+                              hint="write the tolerated drop, e.g. 'margin: 0.03' for three "
+                                   "points")
+        return None
+    return fields.number(top["margin"], ("margin",), low=0, high=1, positive=True,
+                         hint="write the tolerated drop as a positive share, e.g. 0.03")
+
+
+def _arms(value, fields: _Fields) -> Arms:
+    arms = fields.mapping(value, ("arms",), required=("baseline", "variant"))
+    baseline = fields.text(arms["baseline"], ("arms", "baseline"), name_kind="arm")
+    variant = fields.text(arms["variant"], ("arms", "variant"), name_kind="arm")
+    if baseline == variant:
+        raise fields.error(("arms", "variant"), f"is the same arm as the baseline ({baseline!r})",
+                           hint="compare two different arms")
+    return Arms(baseline, variant)
+
+
+def judge_view(value, fields: _Fields) -> Judge:
+    path = ("judge",)
+    if not isinstance(value, dict):
+        raise fields.error(path, f"must be a mapping, got {_shown(value)}",
+                           hint="e.g. 'judge: {kind: recorded, id: my-judge-v1}'")
+    fields.mapping(value, path, required=("kind",), closed=False)
+    kind = fields.choice(value["kind"], path + ("kind",), JUDGE_KINDS)
+    judge_id = None
+    if kind == "recorded":
+        if value.get("id") is None:
+            raise DesignError("missing required field", file=fields.file, field="judge.id",
+                              line=fields.line(path + ("id",)) or fields.line(path),
+                              hint=_REQUIRED_HINTS["id"])
+        judge_id = fields.text(value["id"], path + ("id",))
+    settings = {}
+    for key, item in value.items():
+        if key == "kind" or (key == "id" and kind == "recorded"):
+            continue
+        settings[key] = _loose_setting(item, path + (key,), fields)
+    return Judge(kind, judge_id, settings)
+
+
+def _loose_setting(value, path: tuple, fields: _Fields):
+    """Judge settings are owned by the judge implementation: accept plain data, nothing else."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Real):
+        return fields.number(value, path)
+    if isinstance(value, list):
+        return [_loose_setting(item, path + (index,), fields) for index, item in enumerate(value)]
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise fields.error(path, f"key {key!r} must be text", hint="put it in quotes")
+        return {key: _loose_setting(item, path + (key,), fields) for key, item in value.items()}
+    raise fields.error(path, f"must be text, a number, true/false, a list or a mapping, got "
+                             f"{_shown(value)}")
+
+
+def _bootstrap(value, fields: _Fields) -> Bootstrap:
+    if value is None:
+        return Bootstrap()
+    path = ("bootstrap",)
+    fields.mapping(value, path, optional=("resamples", "seed"))
+    resamples = Bootstrap.resamples
+    if value.get("resamples") is not None:
+        resamples = fields.whole(value["resamples"], path + ("resamples",), minimum=MIN_RESAMPLES,
+                                 hint="a percentile interval needs at least 1000 resamples; "
+                                      "10000 is the default")
+    seed = Bootstrap.seed
+    if value.get("seed") is not None:
+        seed = fields.whole(value["seed"], path + ("seed",), minimum=0)
+    return Bootstrap(resamples, seed)
+
+
+def retrieval_view(value, fields: _Fields, primary: str) -> Retrieval | None:
+    path = ("retrieval",)
+    if value is None:
+        # A retrieval primary needs retrieval settings; the defaults are spelled out so the
+        # hash covers them.
+        return Retrieval() if primary in RETRIEVAL_METRICS else None
+    fields.mapping(value, path, optional=("k", "metrics", "zero_positive", "pool", "min_coverage"))
+    k = 10 if value.get("k") is None else fields.whole(value["k"], path + ("k",), minimum=1)
+    metrics = RETRIEVAL_METRICS
+    if value.get("metrics") is not None:
+        metrics = fields.text_list(value["metrics"], path + ("metrics",), options=RETRIEVAL_METRICS)
+    if primary in RETRIEVAL_METRICS and primary not in metrics:
+        raise fields.error(("primary",), f"the primary metric {primary!r} is not among "
+                                         "retrieval.metrics",
+                           hint=f"add {primary} to retrieval.metrics")
+    zero_positive = "exclude"
+    if value.get("zero_positive") is not None:
+        zero_positive = fields.choice(value["zero_positive"], path + ("zero_positive",),
+                                      ZERO_POSITIVE)
+    pool = Pool()
+    if value.get("pool") is not None:
+        fields.mapping(value["pool"], path + ("pool",), required=("kind",))
+        pool = Pool(fields.choice(value["pool"]["kind"], path + ("pool", "kind"), POOL_KINDS))
+    min_coverage = None
+    if value.get("min_coverage") is not None:
+        min_coverage = fields.number(value["min_coverage"], path + ("min_coverage",), low=0,
+                                     high=1, low_open=False, high_open=False,
+                                     hint="write the share of queries that must have a "
+                                          "judged positive, e.g. 0.9")
+    return Retrieval(k, metrics, zero_positive, pool, min_coverage)
+
+
+def slices_view(value, fields: _Fields) -> Slices | None:
+    if value is None:
+        return None
+    path = ("slices",)
+    fields.mapping(value, path, required=("column",), optional=("target_weights", "protected"))
+    column = fields.text(value["column"], path + ("column",))
+    weights = None
+    if value.get("target_weights") is not None:
+        weights_path = path + ("target_weights",)
+        raw = fields.mapping(value["target_weights"], weights_path, closed=False,
+                             what="a mapping of slice name to weight")
+        if not raw:
+            raise fields.error(weights_path, "must name at least one slice")
+        weights = {name: fields.number(weight, weights_path + (name,), low=0, high=1,
+                                       low_open=False, high_open=False)
+                   for name, weight in raw.items()}
+        total = math.fsum(weights.values())
+        if abs(total - 1) > WEIGHT_TOLERANCE:
+            raise fields.error(weights_path, f"weights sum to {_num(total)}, not 1",
+                               hint="make the target weights of all slices add up to 1")
+    protected = ()
+    if value.get("protected") is not None:
+        protected = fields.text_list(value["protected"], path + ("protected",))
+        declared = set(weights or ())
+        for index, name in enumerate(protected):
+            if name not in declared:
+                raise fields.error(path + ("protected", index),
+                                   f"protected slice {name!r} is not a declared slice",
+                                   hint="declare it in slices.target_weights" if not declared
+                                   else "declared slices: " + ", ".join(weights))
+    return Slices(column, weights, protected)
+
+
+def _guardrails(value, fields: _Fields) -> tuple[Guardrail, ...]:
+    if value is None:
+        return ()
+    path = ("guardrails",)
+    if not isinstance(value, list):
+        raise fields.error(path, f"must be a list, got {_shown(value)}",
+                           hint="write '- {metric: latency_ms, statistic: p95, max_increase: 0.1}'")
+    guardrails, seen = [], set()
+    for index, item in enumerate(value):
+        here = path + (index,)
+        fields.mapping(item, here, required=("metric", "statistic", "max_increase"))
+        guardrail = Guardrail(
+            fields.choice(item["metric"], here + ("metric",), GUARDRAIL_METRICS),
+            fields.choice(item["statistic"], here + ("statistic",), GUARDRAIL_STATISTICS),
+            fields.number(item["max_increase"], here + ("max_increase",), low=0, low_open=False,
+                          hint="write the tolerated relative increase, e.g. 0.10 for ten per cent"),
+        )
+        if (guardrail.metric, guardrail.statistic) in seen:
+            raise fields.error(here, f"{guardrail.statistic} of {guardrail.metric} is guarded "
+                                     "twice", hint="keep one limit per metric and statistic")
+        seen.add((guardrail.metric, guardrail.statistic))
+        guardrails.append(guardrail)
+    return tuple(guardrails)
+
+
+def _anchors(value, fields: _Fields) -> Anchors | None:
+    if value is None:
+        return None
+    path = ("anchors",)
+    fields.mapping(value, path, required=("set",), optional=("warn_kappa", "fail_kappa"))
+    kappa = dict(low=-1, high=1, low_open=False, high_open=False)
+    anchors = Anchors(
+        fields.text(value["set"], path + ("set",), name_kind="anchor set"),
+        0.6 if value.get("warn_kappa") is None
+        else fields.number(value["warn_kappa"], path + ("warn_kappa",), **kappa),
+        0.4 if value.get("fail_kappa") is None
+        else fields.number(value["fail_kappa"], path + ("fail_kappa",), **kappa),
+    )
+    if anchors.fail_kappa > anchors.warn_kappa:
+        raise fields.error(path + ("fail_kappa",),
+                           f"{_num(anchors.fail_kappa)} is above warn_kappa "
+                           f"{_num(anchors.warn_kappa)}",
+                           hint="the failing agreement must not exceed the warning one")
+    return anchors
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (true/false)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return repr(value)
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _num(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)

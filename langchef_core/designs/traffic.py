@@ -1,0 +1,102 @@
+"""The traffic-time rule: every answer was produced after the design was approved."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import datetime, timezone
+
+import pandas as pd
+
+from ..inputs.errors import InputError
+from .approval import Approval, format_utc
+from .gate_checks import (INVALID_TIMESTAMP, NO_APPROVAL, TRAFFIC_BEFORE_APPROVAL, GateCheck,
+                          ordered_arms, passed_check, refused_check, run_label)
+from .model import Design
+
+# --------------------------------------------------------------------------------------
+# approved_before_traffic
+# --------------------------------------------------------------------------------------
+
+def approved_before_traffic(approval: Approval | None, runs: Mapping[str, pd.DataFrame], *,
+                            files: Mapping[str, str] | None = None,
+                            design: Design | None = None) -> GateCheck:
+    """Refuse when any run row was created before the approval.
+
+    Rows are compared on ``created_at`` (ISO-8601 with a zone; a time without a zone is
+    refused, since it cannot be placed relative to a UTC approval). Rows without a time
+    cannot be checked: the check passes with a warning saying how many were unverifiable.
+    """
+    name = "approved_before_traffic"
+    if approval is None:
+        return refused_check(name, NO_APPROVAL, "there is no approval to compare traffic with; a "
+                                           "person must approve the design first")
+    approved_at = approval.approved_at
+    untimed: dict[str, int] = {}
+    offending: list[dict] = []
+    for arm in ordered_arms(runs, design):
+        frame, label = runs[arm], run_label(files, arm)
+        if "created_at" not in frame.columns:
+            untimed[arm] = len(frame)
+            continue
+        missing = 0
+        for row, value in frame["created_at"].items():
+            moment = _timestamp(value)
+            if moment is None:
+                missing += 1
+            elif isinstance(moment, str):
+                sentence = InputError(moment, file=label, column="created_at", row=int(row),
+                                      hint="write times as ISO-8601 with a zone, e.g. "
+                                           "2024-05-01T12:00:00Z").describe()
+                return refused_check(name, INVALID_TIMESTAMP, sentence,
+                                     details={"file": label, "row": int(row), "arm": arm})
+            elif moment < approved_at:
+                offending.append({"arm": arm, "file": label, "row": int(row),
+                                  "created_at": format_utc(moment)})
+        if missing:
+            untimed[arm] = missing
+    warnings = [_untimed_warning(untimed)] if untimed else []
+    if offending:
+        first = offending[0]
+        sentence = (f"{first['file']}, row {first['row']}: created at {first['created_at']}, "
+                    f"before the approval at {format_utc(approved_at)}; traffic must start after "
+                    f"approval ({len(offending)} row{'s' if len(offending) > 1 else ''} in all), "
+                    "so collect fresh runs")
+        return refused_check(name, TRAFFIC_BEFORE_APPROVAL, sentence, warnings=warnings,
+                             details={"first": first, "count": len(offending),
+                                 "approved_at": format_utc(approved_at)})
+    sentence = f"every timed row was created after the approval at {format_utc(approved_at)}"
+    if untimed and all(untimed.get(arm) == len(runs[arm]) for arm in runs):
+        sentence = ("the runs carry no created_at times, so approval before traffic could not "
+                    "be verified")
+    return passed_check(name, sentence, warnings=warnings,
+                        details={"approved_at": format_utc(approved_at), "untimed_rows": untimed})
+
+
+def _untimed_warning(untimed: dict[str, int]) -> str:
+    counts = ", ".join(f"{count} row{'s' if count > 1 else ''} of arm '{arm}'"
+                       for arm, count in untimed.items())
+    return (f"approval before traffic could not be verified for {counts}: they carry no "
+            "created_at time")
+
+
+def _timestamp(value) -> datetime | str | None:
+    """An aware UTC datetime, None when missing, or the problem as a string."""
+    if value is None or value is pd.NaT:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, pd.Timestamp):
+        value = value.to_pydatetime()
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return f"{value!r} is not an ISO-8601 time"
+    if not isinstance(value, datetime):
+        return f"{value!r} is not a time"
+    if value.tzinfo is None or value.utcoffset() is None:
+        return f"time {value.isoformat()} has no time zone"
+    return value.astimezone(timezone.utc)

@@ -1,0 +1,94 @@
+"""Ids and rows shared by every table reader: ids as strings (whole numbers in decimal;
+missing, empty, boolean or fractional ids refused) and rows counted as a person counts
+them in the file."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+
+
+def canonical_ids(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
+    """Ids as an object array of strings; whole numbers written in decimal; missing, empty,
+    boolean or fractional ids refused."""
+    series = frame[column]
+    refuse_missing(series, frame, column, file, "id")
+    kind = series.dtype.kind
+    if kind == "b":
+        raise InputError("ids must be strings or whole numbers, got a boolean", file=file,
+                         column=column, row=row_of(frame, 0))
+    if kind == "f":
+        values = series.to_numpy(float)
+        fractional = values != np.floor(values)
+        if fractional.any():
+            position = int(np.flatnonzero(fractional)[0])
+            raise InputError(f"id {values[position]!r} is not a string or a whole number", file=file,
+                             column=column, row=row_of(frame, position), hint="write ids as strings")
+        series = series.astype(np.int64)
+    if series.dtype.kind in "iu":
+        return series.astype(str).to_numpy(dtype=object)
+    # pandas' string dtype reports kind "O" too: only a plain object column with something
+    # other than strings in it needs a look at each value.
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=False) != "string":
+        return np.array([_one_id(value, frame, column, file, position)
+                         for position, value in enumerate(series.tolist())], dtype=object)
+    ids = series.astype(str)
+    empty = (ids.str.len() == 0).to_numpy()
+    if empty.any():
+        raise InputError("empty id", file=file, column=column,
+                         row=row_of(frame, int(np.flatnonzero(empty)[0])), hint="give every row an id")
+    return ids.to_numpy(dtype=object)
+
+
+def data_rows(frame: pd.DataFrame) -> pd.Index:
+    """The 1-based data rows of a frame (its index when read by ``read_table``)."""
+    if frame.index.name == "row":
+        return pd.Index(frame.index.to_numpy(np.int64), name="row")
+    return pd.RangeIndex(1, len(frame) + 1, name="row")
+
+
+def row_of(frame: pd.DataFrame, position: int) -> int:
+    """The 1-based data row of a frame's position, as a person would count it in the file."""
+    if frame.index.name == "row":
+        return int(frame.index[position])
+    return int(position) + 1
+
+
+def refuse_missing(series, frame, column, file, what, hint=None) -> None:
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise InputError(f"missing {what} (empty or NaN)", file=file, column=column,
+                         row=row_of(frame, int(np.flatnonzero(missing)[0])),
+                         hint=hint or f"give every row a {what}")
+
+
+def is_valid_id(value) -> bool:
+    if isinstance(value, str):
+        return value != ""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    return isinstance(value, float) and np.isfinite(value) and value == int(value)
+
+
+def id_text(value) -> str:
+    return value if isinstance(value, str) else str(int(value))
+
+
+def _one_id(value, frame, column, file, position) -> str:
+    if not is_valid_id(value):
+        raise InputError(f"id {describe_value(value)} is not a non-empty string or a whole number",
+                         file=file, column=column, row=row_of(frame, position),
+                         hint="write ids as non-empty strings")
+    return id_text(value)
+
+
+def describe_value(value) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "missing (null or NaN)"
+    return repr(value)

@@ -1,0 +1,140 @@
+"""Scoring: one pass/fail (or score) per golden per arm, paired by golden."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..designs.model import Design
+from ..inputs.errors import InputError
+from .experiment import BASELINE, VARIANT, goldens_columns, has_seeds, runs_by_arm
+
+
+@dataclass(frozen=True, eq=False)
+class ItemScores:
+    """One row per golden, paired across arms (columns prefixed ``baseline_``/``variant_``)."""
+
+    frame: pd.DataFrame
+    judge_id: str | None
+    judge: dict = field(default_factory=dict)
+    # Seeded designs: {role: ({seed: pass per golden}, {seed: output per golden})}
+    seeds: dict | None = None
+
+
+def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame], judge,
+                  files: dict[str, str] | None = None) -> ItemScores:
+    """Judge both arms' answers with the pinned judge and pair the verdicts by golden.
+
+    Goldens are put in ``example_id`` order, so every later result is independent of the
+    order of the files' rows. An arm given as training seeds is judged seed by seed.
+    """
+    files = files or {}
+    paired = _paired_base(design, goldens)
+    if has_seeds(runs):
+        return _seeded_scores(design, paired, goldens, runs, judge, files)
+    for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
+        run = runs[arm]
+        verdicts = _verdicts(run, goldens, judge, files.get(arm, arm))
+        paired[f"{role}_pass"] = paired["example_id"].map(verdicts["verdict"]).eq("pass")
+        paired[f"{role}_criterion"] = paired["example_id"].map(verdicts["criterion"])
+        paired[f"{role}_rationale"] = paired["example_id"].map(verdicts["rationale"])
+        if "output" in run.columns:
+            paired[f"{role}_output"] = paired["example_id"].map(run.set_index("example_id")["output"])
+        _attach_costs(paired, run, role)
+    return ItemScores(frame=paired, judge_id=judge.id, judge=judge.describe())
+
+
+def _verdicts(run: pd.DataFrame, goldens: pd.DataFrame, judge, source: str) -> pd.DataFrame:
+    """One run's verdicts by example_id (the goldens give each item its input and ideal)."""
+    base = goldens[[c for c in ("example_id", "input", "ideal") if c in goldens.columns]]
+    items = run.merge(base, on="example_id", how="inner")
+    items.index = run.index[run["example_id"].isin(base["example_id"])]
+    return judge.judge(items, source=source).set_index("example_id")
+
+
+def _seeded_scores(design, paired, goldens, runs, judge, files) -> ItemScores:
+    """Per-seed pass/fail of each arm, aligned on the goldens (the seed-aware comparison
+    reads these; per-criterion attribution and slices need one run per arm)."""
+    grouped, seeds = runs_by_arm(runs), {}
+    for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
+        passes, outputs = {}, {}
+        for seed, run in grouped[arm].items():
+            name = f"{arm}@{seed}" if seed else arm
+            verdicts = _verdicts(run, goldens, judge, files.get(name, name))
+            passes[seed or arm] = paired["example_id"].map(verdicts["verdict"]).eq("pass").to_numpy()
+            if "output" in run.columns:
+                outputs[seed or arm] = paired["example_id"].map(run.set_index("example_id")["output"]).tolist()
+        seeds[role] = (passes, outputs or None)
+    return ItemScores(frame=paired, judge_id=judge.id, judge=judge.describe(), seeds=seeds)
+
+
+def flipped_goldens(scores: ItemScores, *, limit: int = 500) -> dict[str, list[dict]]:
+    """The goldens that broke (passed → failed) and that were fixed, with both answers."""
+    frame = scores.frame
+    before, after = frame[f"{BASELINE}_pass"], frame[f"{VARIANT}_pass"]
+    columns = [c for c in ("example_id", "input", "ideal", f"{BASELINE}_output", f"{VARIANT}_output",
+                           f"{BASELINE}_criterion", f"{VARIANT}_criterion",
+                           f"{BASELINE}_rationale", f"{VARIANT}_rationale") if c in frame.columns]
+
+    def rows(mask) -> list[dict]:
+        chosen = frame.loc[mask, columns].head(limit)
+        return [{key: _plain(value) for key, value in row.items()} for row in chosen.to_dict("records")]
+
+    return {"broke": rows(before & ~after), "fixed": rows(~before & after)}
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return value
+
+
+# ----------------------------------------------------------------------------------------
+# Scoring: one pass/fail (or score) per golden per arm, paired by golden
+# ----------------------------------------------------------------------------------------
+
+def score_items(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame],
+                judge, files: dict[str, str] | None = None) -> ItemScores:
+    """Per-golden scores of both arms: judge verdicts (pass_rate), correctness (accuracy),
+    or, for a retrieval primary, the goldens only (retrieval is scored per query later)."""
+    files = files or {}
+    if has_seeds(runs) and design.primary != "pass_rate":
+        raise InputError(f"training seeds (<arm>@seed<k> run files) are read for pass_rate designs; "
+                         f"this design's primary is {design.primary}",
+                         hint="give each arm one run file, or use a pass_rate design")
+    if design.primary == "pass_rate":
+        return judged_scores(design, goldens, runs, judge, files)
+    if design.primary == "accuracy":
+        return classified_scores(design, goldens, runs, files)
+    return ItemScores(frame=_paired_base(design, goldens), judge_id=None)
+
+
+def classified_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame],
+                      files: dict[str, str]) -> ItemScores:
+    """Correct = normalised ``predicted == ideal`` (langchef_core.scoring.classification)."""
+    from ..scoring.classification import classification_outcomes
+    paired = _paired_base(design, goldens)
+    for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
+        outcome = classification_outcomes(goldens, runs[arm], run_file=files.get(arm, arm)).set_index("example_id")
+        paired[f"{role}_pass"] = paired["example_id"].map(outcome["correct"]).astype(bool)
+        paired[f"{role}_output"] = paired["example_id"].map(outcome["predicted"])
+        paired[f"{role}_criterion"] = None
+        _attach_costs(paired, runs[arm], role)
+    return ItemScores(frame=paired, judge_id=None)
+
+
+def _paired_base(design: Design, goldens: pd.DataFrame) -> pd.DataFrame:
+    base = goldens.sort_values("example_id", kind="stable").reset_index(drop=True)
+    keep = [c for c in ("example_id", "input", "ideal", *goldens_columns(design)) if c in base.columns]
+    return base[list(dict.fromkeys(keep))].copy()
+
+
+def _attach_costs(paired: pd.DataFrame, run: pd.DataFrame, role: str) -> None:
+    answers = run.set_index("example_id")
+    for column in ("latency_ms", "cost_usd"):
+        if column in answers.columns:
+            paired[f"{role}_{column}"] = paired["example_id"].map(answers[column])
