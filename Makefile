@@ -27,6 +27,7 @@ dev: $(STAMP)
 # Side-by-side speed against peers (scipy's paired bootstrap; pytrec_eval and ranx).
 # The issue-sized runs: bench_compare.py --sizes 1000000, bench_retrieval.py --queries 1000000.
 bench: $(STAMP)
+	$(PY) benchmarks/bench_readout.py --sizes 10000 100000
 	$(PY) benchmarks/bench_compare.py --sizes 1000 100000
 	$(PY) benchmarks/bench_retrieval.py --queries 100000
 
