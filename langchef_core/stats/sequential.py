@@ -1,0 +1,270 @@
+"""Always-valid (anytime-valid) inference for a paired difference read out while goldens arrive.
+
+A fixed-n interval is valid at one pre-registered n. Looked at after every golden and read
+at the first look that leaves "inconclusive", its false-positive rate grows without bound.
+The procedures here stay valid under continuous monitoring and optional stopping: with
+probability at least 1 − α the confidence sequence holds the true difference at *every* n
+at once, so a verdict read from it at any look — including one chosen because it looked
+good — keeps its error rate at α. The price is width: at the same n the sequence is wider
+than the fixed-n interval, because it pays for every look it could have taken.
+
+* **Confidence sequence for a bounded mean** — the predictable plug-in empirical-Bernstein
+  sequence of Waudby-Smith & Ramdas (2024, "Estimating means of bounded random variables by
+  betting", JRSS-B 86:1, Theorem 2): for X_i in [0, 1],
+
+      λ_t = min( √(2·log(2/α) / (σ̂²_{t−1} · t · log(1 + t))), c ),   c = 1/2
+      μ̂_t = (1/2 + Σ_{i≤t} X_i) / (t + 1),   σ̂²_t = (1/4 + Σ_{i≤t} (X_i − μ̂_i)²) / (t + 1)
+      v_i = 4 (X_i − μ̂_{i−1})²,   ψ_E(λ) = (−log(1 − λ) − λ) / 4
+      C_t = Σλ_iX_i / Σλ_i  ±  (log(2/α) + Σ v_i ψ_E(λ_i)) / Σλ_i,
+
+  intersected over t (the running intersection is still a valid sequence). Paired
+  differences d in [−1, 1] (pass/fail flips; recall, nDCG, MRR differences) enter as
+  X = (d + 1)/2, and the bounds map back linearly.
+* **Always-valid p-value, paired pass/fail** — Robbins' mixture sequential probability
+  ratio test on the discordant pairs: under "a flip is as likely to be a fix as a break",
+  the fixes among the first t flips are Binomial(t, 1/2); mixing the alternative over a
+  Jeffreys Beta(1/2, 1/2) prior gives the martingale M_t = B(F + ½, B + ½)/B(½, ½) · 2^t, and
+  p_t = min(1, 1 / max_{s≤t} M_s) is valid at every t by Ville's inequality (Robbins 1970;
+  Johari, Koomen, Pekelis & Walsh 2022, "Always valid inference", Operations Research 70:3).
+* **Always-valid p-value, bounded scores** — the two-sided betting e-process for a zero mean
+  difference: the average of the capital of a bettor on "above" and one on "below", each
+  staking the same predictable fraction λ_t as the sequence; p_t = min(1, 1/max_{s≤t} K_s).
+
+The unit of the sequence is the golden, or for a clustered design the cluster (each
+cluster's mean difference enters when its last golden is scored, so the estimand weights
+clusters equally; the readout says so).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from ._validation import check_alpha, check_margin
+from .paired import INCONCLUSIVE, noninferiority_from_interval, verdict_from_interval
+from .records import Record
+
+BETTING_CAP = 0.5  # c: the largest fraction of capital ever staked (the paper suggests 1/2 or 3/4)
+CS_METHOD = ("predictable plug-in empirical-Bernstein confidence sequence "
+             "(Waudby-Smith & Ramdas 2024), running intersection")
+MSPRT_METHOD = "mixture SPRT on the discordant pairs, Jeffreys Beta(1/2, 1/2) mixture (Robbins 1970)"
+BETTING_P_METHOD = "two-sided betting e-process for a zero mean, p = 1/max capital (Ville)"
+MIN_SEQUENTIAL = 2  # a sequence needs one observation to predict the next stake from
+
+
+@dataclass(frozen=True)
+class ConfidenceSequence(Record):
+    """The sequence at every n (arrays), for a mean on the difference scale [lower, upper]."""
+
+    low: np.ndarray      # running-intersection lower bound after each unit
+    high: np.ndarray
+    mean: np.ndarray     # the running plain mean of the differences
+    alpha: float
+
+
+@dataclass(frozen=True)
+class SequentialComparison(Record):
+    """A paired comparison read from an always-valid confidence sequence at the current look."""
+
+    n: int                      # units seen (goldens, or complete clusters)
+    max_n: int | None           # the design's budget (max_goldens / clusters), when known
+    difference: float           # variant − baseline, plain mean of the paired differences
+    low: float                  # the confidence sequence at n
+    high: float
+    interval_method: str
+    p_value: float              # always-valid p-value at n
+    p_value_method: str
+    verdict: str
+    noninferiority: str | None
+    margin: float | None
+    alpha: float
+    first_decisive: int | None  # the first n at which the sequence excluded zero, if any
+    detection_limit: float      # the smallest effect the remaining budget could still resolve
+    path_n: tuple[int, ...]     # a thinned path of the sequence over n, for the chart
+    path_low: tuple[float, ...]
+    path_high: tuple[float, ...]
+
+
+def confidence_sequence(differences, *, alpha: float = 0.05, lower: float = -1.0,
+                        upper: float = 1.0) -> ConfidenceSequence:
+    """The empirical-Bernstein confidence sequence for the mean of ``differences`` (in time
+    order), each in [lower, upper]; bounds for every prefix n = 1 … N."""
+    alpha = check_alpha(alpha)
+    x, scale = _unit_interval(differences, lower, upper)
+    low, high = _eb_bounds(x, alpha)
+    mean = np.cumsum(x) / np.arange(1, x.size + 1)
+    return ConfidenceSequence(low=lower + scale * low, high=lower + scale * high,
+                              mean=lower + scale * mean, alpha=alpha)
+
+
+def msprt_p_values(fixed_flags) -> np.ndarray:
+    """Always-valid p-value after each discordant pair (True = fixed, False = broke)."""
+    fixed = np.asarray(fixed_flags, dtype=bool)
+    f = np.cumsum(fixed)
+    t = np.arange(1, fixed.size + 1)
+    b = t - f
+    log_m = special.betaln(f + 0.5, b + 0.5) - special.betaln(0.5, 0.5) + t * math.log(2.0)
+    return np.minimum(1.0, np.exp(-np.maximum.accumulate(log_m)))
+
+
+def betting_p_values(differences, *, alpha: float = 0.05, lower: float = -1.0,
+                     upper: float = 1.0) -> np.ndarray:
+    """Always-valid p-value for a zero mean difference after each unit."""
+    x, scale = _unit_interval(differences, lower, upper)
+    centre = (0.0 - lower) / scale
+    stakes = _stakes(x, check_alpha(alpha))
+    # Bounded stakes keep every factor positive: |λ (x − m)| ≤ c < 1.
+    up = np.cumsum(np.log1p(stakes * (x - centre)))
+    down = np.cumsum(np.log1p(-stakes * (x - centre)))
+    log_k = np.logaddexp(up, down) - math.log(2.0)
+    return np.minimum(1.0, np.exp(-np.maximum.accumulate(log_k)))
+
+
+def compare_sequential(baseline, variant, *, binary: bool, alpha: float = 0.05,
+                       margin: float | None = None, max_n: int | None = None,
+                       clusters=None, power: float = 0.80, path_points: int = 200
+                       ) -> SequentialComparison:
+    """The paired comparison of the goldens seen so far, ``baseline``/``variant`` in traffic
+    order, read from the always-valid sequence. Binary outcomes (pass/fail) also need the
+    mixture-SPRT p below alpha for a direction, as the exact test is needed at fixed n."""
+    alpha, margin = check_alpha(alpha), check_margin(margin)
+    before, after = _as_pairs(baseline, variant, binary)
+    differences = after - before
+    unit = "golden"
+    if clusters is not None:
+        differences = cluster_sequence(differences, clusters)
+        unit = "cluster"
+    n = int(differences.size)
+    if n < MIN_SEQUENTIAL:
+        raise ValueError(f"a sequential readout needs at least {MIN_SEQUENTIAL} {unit}s; got {n}")
+    sequence = confidence_sequence(differences, alpha=alpha)
+    low, high = float(sequence.low[-1]), float(sequence.high[-1])
+    if binary and clusters is None:
+        p_path, p_method = _msprt_path(differences), MSPRT_METHOD
+    else:
+        p_path, p_method = betting_p_values(differences, alpha=alpha), BETTING_P_METHOD
+    p_value = float(p_path[-1])
+    verdict = verdict_from_interval(low, high)
+    excludes_zero = (sequence.low > 0) | (sequence.high < 0)
+    if binary:
+        # As at fixed n, a pass/fail direction also needs the test of the flips to agree.
+        excludes_zero &= p_path < alpha
+        verdict = verdict if p_value < alpha else INCONCLUSIVE
+    decisive = np.flatnonzero(excludes_zero)
+    path = _thinned(n, path_points)
+    return SequentialComparison(
+        n=n, max_n=max_n, difference=float(np.mean(differences)), low=low, high=high,
+        interval_method=CS_METHOD + ("" if clusters is None else ", over clusters in the order "
+                                     "they complete (each cluster weighted equally)"),
+        p_value=p_value, p_value_method=p_method, verdict=verdict,
+        noninferiority=noninferiority_from_interval(low, high, margin), margin=margin,
+        alpha=alpha, first_decisive=int(decisive[0]) + 1 if decisive.size else None,
+        detection_limit=sequential_detection_limit(differences, max(max_n or n, n), alpha=alpha,
+                                                   power=power),
+        path_n=tuple(int(i) for i in path),
+        path_low=tuple(float(v) for v in sequence.low[path - 1]),
+        path_high=tuple(float(v) for v in sequence.high[path - 1]))
+
+
+def _msprt_path(differences: np.ndarray) -> np.ndarray:
+    """The mixture-SPRT p-value after each golden: the one after the last flip so far."""
+    flipped = differences != 0
+    if not flipped.any():
+        return np.ones(differences.size)
+    p_flips = msprt_p_values(differences[flipped] > 0)
+    seen = np.cumsum(flipped)
+    return np.where(seen > 0, p_flips[np.maximum(seen - 1, 0)], 1.0)
+
+
+def cluster_sequence(differences, clusters) -> np.ndarray:
+    """One mean difference per cluster, in the order the clusters complete (a cluster's value
+    is known once its last golden is scored, so this order is predictable)."""
+    codes = np.unique(np.asarray(clusters).astype(str), return_inverse=True)[1]
+    last = np.zeros(codes.max() + 1, dtype=np.int64)
+    np.maximum.at(last, codes, np.arange(codes.size))
+    sums = np.bincount(codes, weights=differences)
+    sizes = np.bincount(codes)
+    return (sums / sizes)[np.argsort(last, kind="stable")]
+
+
+def sequential_detection_limit(differences, budget: int, *, alpha: float = 0.05,
+                               power: float = 0.80) -> float:
+    """The smallest true difference the sequence would exclude zero for, by the end of the
+    budget, with about ``power``: its half-width at ``budget`` under the spread seen so far
+    (never below a small-sample floor), plus z_power standard errors."""
+    d = np.asarray(differences, dtype=float)
+    # On the [0, 1] scale the spread is at most 1/4; bound it from below so a quiet start
+    # does not promise a resolution the remaining goldens cannot give.
+    variance = max(float(np.var((d + 1) / 2)), 1.0 / (4 * (d.size + 1)))
+    t = np.arange(1, budget + 1, dtype=float)
+    stakes = np.minimum(np.sqrt(2 * math.log(2 / alpha) / (variance * t * np.log1p(t))), BETTING_CAP)
+    radius = (math.log(2 / alpha) + np.sum(4 * variance * _psi(stakes))) / np.sum(stakes)
+    z = special.ndtri(power)
+    return float(2 * radius + z * 2 * math.sqrt(variance / budget))
+
+
+def _eb_bounds(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    stakes = _stakes(x, alpha)
+    t = np.arange(1, x.size + 1)
+    mean_before = np.concatenate(([0.5], (0.5 + np.cumsum(x)) / (t + 1)))[:-1]
+    v = 4.0 * (x - mean_before) ** 2
+    weight = np.cumsum(stakes)
+    centre = np.cumsum(stakes * x) / weight
+    radius = (math.log(2 / alpha) + np.cumsum(v * _psi(stakes))) / weight
+    low = np.maximum.accumulate(np.maximum(centre - radius, 0.0))
+    high = np.minimum.accumulate(np.minimum(centre + radius, 1.0))
+    return low, np.maximum(high, low)
+
+
+def _stakes(x: np.ndarray, alpha: float) -> np.ndarray:
+    """The predictable plug-in λ_t: it uses the variance estimate up to t − 1 only."""
+    t = np.arange(1, x.size + 1)
+    running_mean = (0.5 + np.cumsum(x)) / (t + 1)
+    variance = (0.25 + np.cumsum((x - running_mean) ** 2)) / (t + 1)
+    variance_before = np.concatenate(([0.25], variance[:-1]))
+    return np.minimum(np.sqrt(2 * math.log(2 / alpha) / (variance_before * t * np.log1p(t))),
+                      BETTING_CAP)
+
+
+def _psi(stakes: np.ndarray) -> np.ndarray:
+    return (-np.log1p(-stakes) - stakes) / 4.0
+
+
+def _unit_interval(values, lower: float, upper: float) -> tuple[np.ndarray, float]:
+    if not (math.isfinite(lower) and math.isfinite(upper) and upper > lower):
+        raise ValueError(f"the bounds must be finite with upper > lower; got [{lower}, {upper}]")
+    array = np.asarray(values, dtype=float).ravel()
+    if array.size == 0:
+        raise ValueError("a confidence sequence needs at least one observation")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("the differences contain NaN or infinity")
+    if array.min() < lower or array.max() > upper:
+        raise ValueError(f"every difference must lie in [{lower}, {upper}]; got values from "
+                         f"{array.min()} to {array.max()}")
+    scale = upper - lower
+    return (array - lower) / scale, scale
+
+
+def _as_pairs(baseline, variant, binary: bool) -> tuple[np.ndarray, np.ndarray]:
+    before = np.asarray(baseline, dtype=float).ravel()
+    after = np.asarray(variant, dtype=float).ravel()
+    if before.shape != after.shape:
+        raise ValueError(f"baseline and variant must pair up: {before.size} against {after.size}")
+    if binary and not (np.isin(before, (0.0, 1.0)).all() and np.isin(after, (0.0, 1.0)).all()):
+        raise ValueError("binary outcomes must be 0/1 (or booleans)")
+    if not binary and (before.min(initial=0) < 0 or before.max(initial=1) > 1
+                       or after.min(initial=0) < 0 or after.max(initial=1) > 1):
+        raise ValueError("sequential readouts of scores need them in [0, 1] (recall, nDCG, MRR, "
+                         "a pass rate); unbounded metrics have no always-valid bound here")
+    return before, after
+
+
+def _thinned(n: int, points: int) -> np.ndarray:
+    """About ``points`` look positions from 1 to n, denser early, always ending at n."""
+    if n <= points:
+        return np.arange(1, n + 1)
+    grid = np.unique(np.round(np.geomspace(1, n, points)).astype(np.int64))
+    return grid if grid[-1] == n else np.append(grid, n)
