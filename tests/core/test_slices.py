@@ -245,12 +245,19 @@ def test_crossed_clusters_with_a_thin_slice_are_refused():
                           clusters=users, target_weights={"common": 0.5, "rare": 0.5})
 
 
-def test_identical_arms_give_a_zero_width_interval():
+def test_identical_arms_give_an_interval_around_zero():
+    # Issue 12: with Agresti–Min slice variances a slice with no flips still carries
+    # variance, so identical arms no longer give the zero-width [0, 0]. With b = f = 0 in a
+    # slice of 50: s² = (1/52 − 0)·50/49, so the half-width is
+    # 1.96·sqrt(2 · 0.25 · s²/50) (two slices, weights ½).
     baseline = np.r_[np.ones(50), np.zeros(50)].astype(bool)
     result = lc.compare_slices(baseline, baseline, ["a", "b"] * 50, column="s",
                                target_weights={"a": 0.5, "b": 0.5})
-    assert (result.target.low, result.target.difference, result.target.high) == (0.0, 0.0, 0.0)
+    half = 1.959963984540054 * np.sqrt(2 * 0.25 * (1 / 52) * 50 / 49 / 50)
+    assert result.target.difference == 0.0
+    assert (result.target.low, result.target.high) == pytest.approx((-half, half), rel=1e-12)
     assert result.target.verdict == "inconclusive"
+    assert "Agresti" in result.target.interval_method
 
 
 def test_margin_reaches_slices_and_weighted_estimates():
