@@ -188,7 +188,10 @@ def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.8
         interval_method = _cluster_method(robust)
         refused = cluster_floor(n_clusters)
         warnings += [w for w in [cluster_warning(n_clusters)] if w]
-    evidence = refused or exact_gate(broke, fixed, exact_p, settings.alpha)
+    # The exact gate is reported where it decides: the interval excludes zero but the
+    # exact test does not reject (or nothing flipped at all).
+    gated = broke + fixed == 0 or (low > 0 or high < 0)
+    evidence = refused or (exact_gate(broke, fixed, exact_p, settings.alpha) if gated else None)
     limit = detection_limit(n, broke + fixed, alpha=settings.alpha, power=settings.power)
     return BinaryComparison(
         **_common(n, difference, low, high, p_value, limit * math.sqrt(effect), settings,

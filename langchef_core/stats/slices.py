@@ -200,7 +200,8 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
     target = weighted_difference(TARGET, target_by_slice, **level)
     flips = {name: int(np.count_nonzero(change[stratum == index]))
              for index, name in enumerate(names)} if outcome == BINARY else None
-    warnings += thin_slice_warnings(TARGET, target, n=int(n), flips_by_slice=flips)
+    warnings += thin_slice_warnings(TARGET, target, n=int(n), observed_share=observed_weights,
+                                    flips_by_slice=flips)
 
     explored = [_exploratory_slice(column, name, stratum == index, before, after, clusters,
                                    outcome, options)

@@ -172,16 +172,20 @@ def _stratified_wald(change, stratum, weights, differences, sizes, binary, alpha
 
 
 def thin_slice_warnings(population: str, result: WeightedDifference, *, n: int,
-                        flips_by_slice: dict | None) -> list[str]:
+                        observed_share: dict, flips_by_slice: dict | None) -> list[str]:
     """Warnings for a weighted estimate carried by few goldens (Kish n_eff < n/2), or by a
-    heavily weighted slice with fewer than 10 flips (pass/fail)."""
+    slice weighted at least 0.2 and at least twice its share of the goldens that has fewer
+    than 10 flips (pass/fail)."""
     out = []
     if result.effective_n < n / 2:
         out.append(f"the {population} weights make {n} goldens worth about "
                    f"{result.effective_n:.0f} (Kish effective sample size): the weighted "
-                   "difference rests mostly on the thinner slices")
+                   "difference rests mostly on the thinner, up-weighted slices")
     for name, weight in result.weights.items():
-        if flips_by_slice is not None and weight >= 0.2 and flips_by_slice.get(name, 0) < 10:
+        share = observed_share.get(name, 0.0)
+        # Up-weighted (target ≥ twice the slice's share of the goldens), heavy and thin.
+        if flips_by_slice is not None and weight >= 0.2 and weight >= 2 * share and \
+                flips_by_slice.get(name, 0) < 10:
             out.append(f"slice {name!r} carries {weight:.0%} of the {population} weight but has "
                        f"only {flips_by_slice[name]} flipped goldens: its share of the "
                        "difference is poorly measured")
