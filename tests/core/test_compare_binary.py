@@ -153,3 +153,11 @@ def test_accepts_integer_and_float_outcomes():
 def test_rejected_inputs_say_what_is_wrong(kwargs, message):
     with pytest.raises(ValueError, match=message):
         lc.compare_binary(**kwargs)
+
+
+def test_the_readout_warns_when_minimum_evidence_blocks_a_direction():
+    from langchef_core.readout.document import statistics_warnings
+    gated = lc.compare_binary(*paired_arms(80, 0, 5, 5))
+    codes = [warning.code for warning in statistics_warnings(gated)]
+    assert codes == ["minimum_evidence"]
+    assert statistics_warnings(lc.compare_binary(*paired_arms(50, 12, 7, 21))) == []

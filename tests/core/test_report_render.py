@@ -448,3 +448,17 @@ def test_guardrails_read_protected_slices_in_points_and_costs_in_percent():
     assert f"{MINUS}4.2" in slice_row and "no confirmed drop (Holm p 1.00)" in slice_row
     cost_row = next(row for row in rows if row.startswith("p95 latency_ms"))
     assert f"{MINUS}10.0%" in cost_row and "+10.0%" in cost_row and ">held<" in cost_row
+
+
+def test_the_interval_method_and_a_missing_minimum_evidence_are_shown():
+    # Issue 12: the page names the interval the verdict is read from, and says why no
+    # direction was read when the exact gate (or another minimum) blocked it.
+    readout = copy.deepcopy(regression_readout())
+    html = render_report(readout, CREATED_AT)
+    assert "The verdict comes from the interval (Tango score interval)" in html
+    assert 'id="minimum-evidence"' not in html
+    readout["primary"].update(verdict="inconclusive", evidence="5 broke and 0 fixed: the exact "
+                              "McNemar p = 0.0625 is not below 0.05")
+    page = Page(render_report(readout, CREATED_AT))
+    assert page.text("minimum-evidence").startswith("No direction is read: 5 broke and 0 fixed")
+    assert "with at least 80% power" in page.text("detection-limit")
