@@ -83,8 +83,9 @@ def skew_warning(skewness: float, n: int) -> str | None:
         return None
     return (f"the differences are strongly skewed (skewness {skewness:+.1f}): by Cochran's rule "
             f"a mean needs about {math.ceil(25 * skewness**2)} pairs to be near normal and "
-            f"this run has {n}; rare large differences may not have been sampled, so the "
-            "interval can be too narrow (about 10% false positives in simulation at this skew)")
+            f"this run has {n}; if rare large differences were not sampled the interval is "
+            "too narrow (with lognormal-like skew of this size, up to 10% false positives in "
+            "simulation)")
 
 
 def _student_t(mean, se, n, alpha):
