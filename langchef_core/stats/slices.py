@@ -140,8 +140,10 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
     when the overall verdict is an improvement, so it needs the family-wise guarantee that
     Holm gives. Requiring both keeps the direction tied to the interval (as every verdict
     here) and the error rate tied to the family — the same rule as criterion attribution.
-    A slice whose interval is below zero but whose adjusted p-value is not is reported as
-    **unconfirmed**: visible, named in a warning, not gating. Otherwise it is **clear**.
+    A slice whose comparison lacks its minimum evidence (``paired``: the exact McNemar gate,
+    at least 5 clusters, at least 10 pairs) cannot breach. A slice whose interval is below
+    zero but which is not breached is reported as **unconfirmed**: visible, named in a
+    warning, not gating. Otherwise it is **clear**.
     """
     settings = _check_settings(alpha, power, resamples, seed, margin)
     outcome = _check_outcome(outcome)
@@ -185,7 +187,8 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
     if unconfirmed:
         warnings.append(
             f"protected slices {unconfirmed} have intervals wholly below zero, but the drop is "
-            f"not significant after Holm correction over the {len(family)} protected slices: "
+            f"not significant after Holm correction over the {len(family)} protected slices "
+            "(or short of its minimum evidence): "
             "not a breach, worth a closer look")
 
     draws = None if cluster_codes is None else stratified_differences(
@@ -301,7 +304,9 @@ def _protected_family(results, alpha):
     for index, p_adjusted in zip(guarded, adjusted):
         result = results[index]
         below_zero = result.comparison.high < 0
-        if below_zero and p_adjusted < alpha:
+        # A comparison without its minimum evidence (exact gate, too few clusters or pairs)
+        # cannot breach, however its interval and p-value read.
+        if below_zero and p_adjusted < alpha and result.comparison.evidence is None:
             status = BREACHED
             breaches.append(result.slice)
         elif below_zero:

@@ -105,7 +105,8 @@ class SeedComparison(Record):
     resamples: int
     seed: int | None
     resampling: str
-    p_value: float | None     # t test of a zero difference, same variance and df
+    p_value: float            # t test of a zero difference (same variance and df); with
+                              # clusters, twice the bootstrap share beyond zero
     df: float | None
     interval_method: str
     note: str | None          # what this many seeds can and cannot support

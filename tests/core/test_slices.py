@@ -328,3 +328,20 @@ def test_missing_slice_label_is_refused_with_its_position():
     with pytest.raises(ValueError, match="position 1"):
         lc.compare_slices([True, False], [True, True], ["a", None], column="segment",
                           target_weights={"a": 1.0})
+
+
+def test_a_protected_slice_short_of_minimum_evidence_cannot_breach():
+    # Issue 12: 4 clusters cannot carry a clustered verdict, so a drop there is only
+    # "unconfirmed", however low its interval and p-value.
+    rng = np.random.default_rng(12)
+    n_new, n_old = 40, 160
+    baseline = np.r_[np.ones(n_new), rng.random(n_old) < 0.7].astype(bool)
+    variant = np.r_[rng.random(n_new) < 0.3, baseline[n_new:]].astype(bool)
+    labels = ["new"] * n_new + ["old"] * n_old
+    users = np.r_[np.arange(n_new) % 4, 4 + np.arange(n_old) % 40].astype(str)
+    result = lc.compare_slices(baseline, variant, labels, column="segment", clusters=users,
+                               target_weights={"new": 0.5, "old": 0.5}, protected=["new"])
+    new = next(row for row in result.slices if row.slice == "new")
+    assert "at least 5" in new.comparison.evidence
+    assert new.comparison.high < 0 and new.guardrail == "unconfirmed"
+    assert result.passed and not result.breaches
