@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pandas as pd
 
 from ..designs.model import Design
@@ -29,22 +28,26 @@ def seed_analysis(design: Design, scores: ItemScores):
 
 
 def seeded_primary(design: Design, scores: ItemScores) -> ContinuousComparison:
-    """The primary comparison of a seeded design, from the seed-aware interval. Refused
-    seeds (identical outputs: one checkpoint re-run) stop the readout with their reason."""
-    from ..stats.paired import signed_rank_p_value
+    """The primary comparison of a seeded design, from the seed-aware interval and its own
+    t test (same variance, same df). Refused seeds (identical outputs: one checkpoint
+    re-run) stop the readout with their reason."""
     analysis = seed_analysis(design, scores)
     if analysis.refused:
         raise InputError("; ".join(analysis.gate_reasons))
     seeded = analysis.comparison
-    (before, _), (after, _) = scores.seeds[BASELINE], scores.seeds[VARIANT]
-    per_golden = np.mean(list(after.values()), axis=0) - np.mean(list(before.values()), axis=0)
-    p_value, method = signed_rank_p_value(np.sort(per_golden))
+    p_value = seeded.p_value
+    if seeded.df is None:  # clustered seeds: the test that inverts the bootstrap interval
+        method = "two-level bootstrap: twice the share of resamples beyond zero"
+    else:
+        method = f"t test from the golden × seed ANOVA ({seeded.df:.1f} df)"
+    warnings = (seeded.note,) if seeded.note else ()
     return ContinuousComparison(
         n=seeded.n, difference=seeded.difference, low=seeded.low, high=seeded.high, p_value=p_value,
         verdict=seeded.verdict, detection_limit=seeded.detection_limit,
         noninferiority=seeded.noninferiority, margin=seeded.margin, alpha=seeded.alpha,
         power=seeded.power, resamples=seeded.resamples, seed=seeded.seed, n_clusters=seeded.n_clusters,
-        design_effect=1.0, p_value_method=method + " on per-golden seed means; interval " + seeded.resampling,
+        design_effect=1.0, p_value_method=method, interval_method=seeded.interval_method,
+        evidence=None, warnings=warnings,
         baseline_mean=seeded.baseline_mean, variant_mean=seeded.variant_mean)
 
 

@@ -46,6 +46,21 @@ def inputs_fingerprint(tables) -> tuple[str, dict]:
     return hashlib.sha256(text.encode("utf-8")).hexdigest(), dict(sorted(files.items()))
 
 
+def statistics_warnings(primary) -> list:
+    """The primary comparison's minimum-evidence reason and regime warnings (few clusters,
+    few seeds, strong skew) as readout warnings; thin weighted slices arrive with the
+    slices' own warnings."""
+    from .assemble import Warning_
+    out = []
+    if primary.evidence:
+        out.append(Warning_("minimum_evidence", f"primary comparison: {primary.evidence}"))
+    for sentence in primary.warnings:
+        code = ("few_clusters" if "clusters" in sentence else
+                "few_seeds" if "seeds" in sentence else "skewed_scores")
+        out.append(Warning_(code, f"primary comparison: {sentence}"))
+    return out
+
+
 def readout_document(evidence: Evidence, looks) -> dict:
     """Assemble the readout (ARCHITECTURE §7) from the evidence and the ledger's look count."""
     from ..designs import gates as rules
@@ -67,6 +82,7 @@ def readout_document(evidence: Evidence, looks) -> dict:
         for sentence in evidence.retrieval.warnings:
             code = "label_source_mix" if sentence.startswith("labels come from") else "retrieval"
             warnings.append(Warning_(code, sentence))
+    warnings += statistics_warnings(evidence.primary)
     guardrails, guardrail_warnings = guardrail_entries(design, evidence.slices, evidence.costs)
     warnings += [Warning_(code, sentence) for code, sentence in (*evidence.extra_warnings, *guardrail_warnings)]
     attribution = evidence.attribution.to_dict() if evidence.attribution is not None else None

@@ -73,6 +73,8 @@ class Verdict:
     baseline_value: float | None
     variant_value: float | None
     p_value_method: str | None
+    interval_method: str | None     # which interval the verdict is read from (issue 12)
+    evidence: str | None            # why no direction was read, when minimum evidence is missing
     n_clusters: int | None
     design_effect: float | None
     resamples: int | None
@@ -264,7 +266,7 @@ def limit_sentence(primary: Mapping, unit: str) -> str:
     limit = need_field(primary, "detection_limit", "primary")
     alpha, power = primary.get("alpha", 0.05), primary.get("power", 0.8)
     return (f"The smallest effect this run could have seen is {magnitude(limit, unit)} "
-            f"(at {pct(power, 0)} power and a two-sided {pct(alpha, 0)} level).")
+            f"(with at least {pct(power, 0)} power at a two-sided {pct(alpha, 0)} level).")
 
 
 def limit_caveat(primary: Mapping) -> str | None:
@@ -303,7 +305,9 @@ def _verdict(primary, design, unit) -> Verdict:
         unit=unit, estimate=estimate_of(primary, unit), level=level(primary.get("alpha", 0.05)),
         alpha=primary.get("alpha", 0.05), power=primary.get("power", 0.8),
         n=int(need_field(primary, "n", "primary")), baseline_value=baseline, variant_value=variant,
-        p_value_method=primary.get("p_value_method"), n_clusters=primary.get("n_clusters"),
+        p_value_method=primary.get("p_value_method"),
+        interval_method=primary.get("interval_method"), evidence=primary.get("evidence"),
+        n_clusters=primary.get("n_clusters"),
         design_effect=primary.get("design_effect"), resamples=primary.get("resamples"),
         seed=primary.get("seed"))
 

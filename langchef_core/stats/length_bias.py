@@ -3,6 +3,7 @@ of the answers the judge passed with those it failed (Mann–Whitney, exact when
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -77,6 +78,7 @@ def length_bias(human_verdict, judge_verdict, output_length, *, alpha: float = 0
     check_same_count(len(human), {"judge_verdict": len(judge), "output_length": lengths.size},
                      "human_verdict")
     failed = ~human
+    lengths = _without_float_noise(lengths)
     passed_lengths = np.sort(lengths[failed & judge])
     failed_lengths = np.sort(lengths[failed & ~judge])
     counts = dict(n_human_failed=int(failed.sum()), n_judge_passed=int(passed_lengths.size),
@@ -111,18 +113,38 @@ def _u_statistic(passed: np.ndarray, failed: np.ndarray) -> float:
 
 
 def _mann_whitney_p_values(passed: np.ndarray, failed: np.ndarray) -> tuple[float, float, str]:
+    """One-sided and two-sided p of U; exact by enumerating every split when there are at
+    most ``_EXACT_SPLITS`` (any group sizes, one anchor in a group included), else normal."""
     if np.all(np.concatenate([passed, failed]) == passed[0]):
         return 1.0, 1.0, "no test (every length is equal)"
     if math.comb(passed.size + failed.size, passed.size) <= _EXACT_SPLITS:
-        # n_resamples=inf makes scipy enumerate every split: exact and deterministic.
-        method = stats.PermutationMethod(n_resamples=np.inf)
-        label = "Mann-Whitney U, exact permutation distribution"
-    else:
-        method = "asymptotic"
-        label = "Mann-Whitney U, normal approximation (tie and continuity corrected)"
-    greater = stats.mannwhitneyu(passed, failed, alternative="greater", method=method)
-    two_sided = stats.mannwhitneyu(passed, failed, alternative="two-sided", method=method)
-    return min(1.0, float(greater.pvalue)), min(1.0, float(two_sided.pvalue)), label
+        greater, less = _exact_tails(passed, failed)
+        two_sided = min(1.0, 2 * min(greater, less))
+        return min(1.0, greater), two_sided, "Mann-Whitney U, exact permutation distribution"
+    greater = stats.mannwhitneyu(passed, failed, alternative="greater", method="asymptotic")
+    two_sided = stats.mannwhitneyu(passed, failed, alternative="two-sided", method="asymptotic")
+    return min(1.0, float(greater.pvalue)), min(1.0, float(two_sided.pvalue)), \
+        "Mann-Whitney U, normal approximation (tie and continuity corrected)"
+
+
+def _exact_tails(passed: np.ndarray, failed: np.ndarray) -> tuple[float, float]:
+    """P(U ≥ u) and P(U ≤ u) over every equally likely choice of which anchors the judge
+    passed (midranks keep ties). scipy's permutation test refuses a group of one anchor;
+    enumerating the splits has no such limit."""
+    pooled = np.concatenate([passed, failed])
+    ranks = stats.rankdata(pooled)
+    size = passed.size
+    offset = size * (size + 1) / 2
+    observed = float(np.sum(ranks[:size])) - offset
+    splits = np.array(list(itertools.combinations(range(pooled.size), size)))
+    u = ranks[splits].sum(axis=1) - offset
+    tolerance = 1e-9  # U moves in steps of ½
+    return float(np.mean(u >= observed - tolerance)), float(np.mean(u <= observed + tolerance))
+
+
+def _without_float_noise(lengths: np.ndarray) -> np.ndarray:
+    """Lengths rounded to 12 significant digits, so 0.1 + 0.2 and 0.3 tie in the ranks."""
+    return np.array([float(f"{value:.12g}") for value in lengths], dtype=float)
 
 
 def _median(values: np.ndarray) -> float | None:

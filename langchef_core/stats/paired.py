@@ -1,9 +1,34 @@
 """Paired comparison of two arms scored on the same goldens.
 
-The verdict comes from a seeded percentile bootstrap interval of the difference
-(variant − baseline); the p-value is reported beside it and never decides. Every comparison
-also reports the smallest effect the run could have seen, so "inconclusive" always says how
-large a change could have hidden in it.
+The verdict is read from one interval of the difference (variant − baseline): improvement
+when it lies wholly above zero, regression when wholly below, else inconclusive. Which
+interval depends on the regime, because the percentile bootstrap that would serve
+everywhere in large samples undercovers where real runs live — few flips, few clusters,
+skewed scores — and each comparison names the one it used in ``interval_method``:
+
+* pass/fail, independent goldens — Tango's score interval (``score_interval``), at every n:
+  its coverage holds from a handful of flips to millions of goldens, so one method serves
+  where the percentile bootstrap covers and where it does not;
+* real-valued scores — the union of Student t and bootstrap-t (``mean_interval``);
+* clustered goldens, either outcome — the CR2 cluster-robust t with Imbens–Kolesár df
+  (``cluster_robust``).
+
+The p-value beside the interval tests the same null with the same weighting (exact
+McNemar; the larger of the t and bootstrap-t p-values; the cluster-robust t test).
+
+Minimum evidence. A verdict also needs evidence that no interval can fake, and when it is
+missing the verdict is inconclusive by rule and ``evidence`` says why:
+
+* pass/fail: a direction needs the exact McNemar p < α as well (the conditional size of an
+  asymptotic interval given few flips exceeds α: 4 fixed / 0 broke excludes zero, exact
+  p = 0.125). At α = 0.05 that takes at least 6 flips, all one way.
+* real-valued: at least ``MIN_PAIRS`` (10) pairs and a non-zero spread; a zero-width
+  interval never decides.
+* clustered: at least ``MIN_CLUSTERS`` (5) clusters (fewer: refused, the verdict and
+  non-inferiority are not read); a warning below 10.
+
+Every comparison also reports the smallest effect the run could have seen, so
+"inconclusive" always says how large a change could have hidden in it.
 """
 
 from __future__ import annotations
@@ -12,24 +37,28 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
-from . import bootstrap
 from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_alpha,
                           check_margin, check_power, check_resamples, check_same_length)
-from .mcnemar import mcnemar_clustered, mcnemar_exact
-from .power import continuous_detection_limit, detection_limit
-from .records import Record
+from .cluster_robust import MIN_CLUSTERS, WARN_CLUSTERS, ClusterRobust, cluster_robust_t
+from .mcnemar import mcnemar_exact
+from .mean_interval import MIN_PAIRS, mean_interval, skew_warning
+from .power import continuous_detection_limit_from_differences, detection_limit
+from .records import Record, json_ready
+from .score_interval import tango_interval
 
 IMPROVEMENT, REGRESSION, INCONCLUSIVE = "improvement", "regression", "inconclusive"
 HELD, FAILED, UNRESOLVED = "held", "failed", "unresolved"
+TANGO = "Tango score interval"
 
 
 @dataclass(frozen=True)
 class Comparison(Record):
     """What every paired comparison reports (ARCHITECTURE §5): the difference variant −
-    baseline, its percentile interval, the p-value beside it, the verdict read from the
-    interval, the smallest detectable effect, and the non-inferiority outcome."""
+    baseline, the interval the verdict is read from and its method, the p-value beside it,
+    the verdict, the smallest detectable effect, and the non-inferiority outcome.
+    ``evidence`` says why the verdict is inconclusive by rule (minimum evidence not met),
+    else None; ``warnings`` name regimes where the interval is known to be fragile."""
 
     n: int
     difference: float
@@ -47,6 +76,12 @@ class Comparison(Record):
     n_clusters: int | None
     design_effect: float
     p_value_method: str
+    interval_method: str
+    evidence: str | None
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return json_ready(super().to_dict())
 
 
 @dataclass(frozen=True)
@@ -89,14 +124,45 @@ def noninferiority_from_interval(low: float, high: float, margin: float | None) 
     return UNRESOLVED
 
 
+def exact_gate(broke: int, fixed: int, p_value: float, alpha: float) -> str | None:
+    """Why a pass/fail direction is not read (exact McNemar p ≥ α), or None when it may be."""
+    if broke + fixed == 0:
+        return "no golden flipped: no evidence of a difference either way"
+    if p_value < alpha:
+        return None
+    needed = math.ceil(math.log2(2 / alpha))
+    return (f"{broke} broke and {fixed} fixed: the exact McNemar p = {p_value:.3g} is not "
+            f"below {alpha:g}, so no direction is read (with {broke + fixed} flips an asymptotic "
+            f"interval can exclude zero by chance; at least {needed} flips, all one way, are "
+            "needed)")
+
+
+def cluster_floor(clusters: int) -> str | None:
+    """Why a clustered comparison is refused (too few clusters), or None."""
+    if clusters >= MIN_CLUSTERS:
+        return None
+    return (f"only {clusters} clusters: a clustered verdict needs at least {MIN_CLUSTERS} "
+            "(with fewer, the cluster-robust degrees of freedom fall to about 1 and the "
+            "interval rests on a guess); refused, add clusters")
+
+
+def cluster_warning(clusters: int) -> str | None:
+    if MIN_CLUSTERS <= clusters < WARN_CLUSTERS:
+        return (f"only {clusters} clusters: the cluster-robust interval is honest but wide; "
+                f"{WARN_CLUSTERS} or more clusters give useful precision")
+    return None
+
+
 def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.80,
                    resamples: int = 10_000, seed: int | np.random.Generator = 0, clusters=None,
                    margin: float | None = None) -> BinaryComparison:
-    """Paired comparison of pass rates: exact McNemar, bootstrap interval, detection limit.
+    """Paired comparison of pass rates: exact McNemar, Tango interval, detection limit.
 
     ``baseline`` and ``variant`` hold one pass/fail outcome per golden, in the same order.
-    With ``clusters`` (one label per golden, e.g. the user), clusters are resampled instead
-    of goldens and the p-value is Durkalski's clustered McNemar.
+    With ``clusters`` (one label per golden, e.g. the user), the interval and p-value are
+    the CR2 cluster-robust t of the mean paired difference (``cluster_robust``), and the
+    exact McNemar gate applies to the pooled flips. The interval is analytic, so
+    ``resamples`` and ``seed`` are recorded but not used here.
     """
     settings = _check_settings(alpha, power, resamples, seed, margin)
     before = as_binary(baseline, "baseline")
@@ -108,27 +174,28 @@ def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.8
     broke, fixed = int(np.count_nonzero(change < 0)), int(np.count_nonzero(change > 0))
     both_pass = int(np.count_nonzero(before & after))
     difference = (fixed - broke) / n
+    exact_p = mcnemar_exact(broke, fixed)
+    warnings: list[str] = []
     if codes is None:
-        p_value, method, effect = mcnemar_exact(broke, fixed), "exact McNemar", 1.0
-        # Three profiles only: broke (−1), unchanged (0), fixed (+1); no pass over the pairs.
-        counts = np.array([broke, n - broke - fixed, fixed])
-        kept = counts > 0
-        profiles = bootstrap.Profiles(np.array([-1.0, 0.0, 1.0])[kept], np.ones(int(kept.sum())),
-                                      counts[kept])
+        p_value, method, effect, n_clusters = exact_p, "exact McNemar", 1.0, None
+        low, high = tango_interval(broke, fixed, n, alpha=settings.alpha)
+        interval_method, refused = TANGO, None
     else:
-        sizes = np.bincount(codes).astype(float)
-        totals = np.bincount(codes, weights=change).astype(float)
-        broke_k = np.bincount(codes, weights=change < 0)
-        fixed_k = np.bincount(codes, weights=change > 0)
-        p_value, method = mcnemar_clustered(broke_k, fixed_k, sizes), "clustered McNemar (Durkalski)"
-        effect = design_effect(change.astype(float), totals, sizes)
-        profiles = bootstrap.profiles_of_clusters(totals, sizes)
-    low, high = bootstrap.percentile_interval(profiles, alpha=settings.alpha,
-                                              resamples=settings.resamples, rng=settings.rng)
+        robust, effect, n_clusters = _clustered(change.astype(float), codes, settings.alpha)
+        p_value = robust.p_value
+        method = "cluster-robust t test (CR2), weighting pairs as the difference does"
+        low, high = max(-1.0, robust.low), min(1.0, robust.high)
+        interval_method = _cluster_method(robust)
+        refused = cluster_floor(n_clusters)
+        warnings += [w for w in [cluster_warning(n_clusters)] if w]
+    # The exact gate is reported where it decides: the interval excludes zero but the
+    # exact test does not reject (or nothing flipped at all).
+    gated = broke + fixed == 0 or (low > 0 or high < 0)
+    evidence = refused or (exact_gate(broke, fixed, exact_p, settings.alpha) if gated else None)
     limit = detection_limit(n, broke + fixed, alpha=settings.alpha, power=settings.power)
     return BinaryComparison(
         **_common(n, difference, low, high, p_value, limit * math.sqrt(effect), settings,
-                  None if codes is None else int(profiles.units), effect, method),
+                  n_clusters, effect, method, interval_method, evidence, refused, warnings),
         broke=broke, fixed=fixed, both_pass=both_pass, both_fail=n - both_pass - broke - fixed,
         baseline_rate=float(np.count_nonzero(before)) / n,
         variant_rate=float(np.count_nonzero(after)) / n,
@@ -138,17 +205,13 @@ def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.8
 def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float = 0.80,
                        resamples: int = 10_000, seed: int | np.random.Generator = 0, clusters=None,
                        margin: float | None = None) -> ContinuousComparison:
-    """Paired comparison of real-valued scores: Wilcoxon signed-rank, bootstrap interval of
-    the mean difference, detection limit (z₁₋α/₂ + z_power)·sd/√n.
+    """Paired comparison of real-valued scores: interval and p-value of the mean difference
+    (``mean_interval``: union of Student t and bootstrap-t, p the larger of the two, both
+    testing a zero mean), detection limit from an upper confidence bound on the spread.
 
-    Zeros and ties: Pratt's method (zero differences are ranked, then dropped), so a metric
-    that is unchanged on most queries does not inflate the evidence; the normal
-    approximation with tie correction is used unless there are at most 50 pairs with no
-    zeros and no ties, where the exact distribution is used. All differences zero gives
-    p = 1. With ``clusters``, the signed-rank test runs on per-cluster totals (independent
-    units) and clusters are resampled for the interval.
-
-    References: Wilcoxon (1945); Pratt (1959), JASA 54:655-667; scipy.stats.wilcoxon.
+    Minimum evidence: ``MIN_PAIRS`` pairs and a non-zero spread. With ``clusters`` the
+    interval and p-value are the CR2 cluster-robust t (``cluster_robust``). The bootstrap-t
+    draws from ``seed``; the same inputs and seed give the same interval in any row order.
     """
     settings = _check_settings(alpha, power, resamples, seed, margin)
     before = as_finite(baseline, "baseline")
@@ -158,44 +221,72 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
         raise ValueError("a continuous comparison needs at least 2 pairs to estimate their spread")
     codes = as_cluster_codes(clusters, before.size)
     change = after - before
-    order = np.lexsort((change,) if codes is None else (change, codes))
-    change_sorted = change[order]  # a fixed order makes every float sum order-invariant
+    change_sorted = np.sort(change)  # a fixed order makes every float sum order-invariant
     n = int(change.size)
     difference = math.fsum(change_sorted) / n
-    spread = float(np.std(change_sorted if codes is None else np.sort(change), ddof=1))
+    spread = float(np.std(change_sorted, ddof=1))
+    warnings: list[str] = []
+    refused = None
     if codes is None:
-        p_value, method = signed_rank_p_value(change_sorted)
-        effect, profiles = 1.0, bootstrap.profiles_of_pairs(change_sorted)
+        interval = mean_interval(change_sorted, alpha=settings.alpha,
+                                 resamples=settings.resamples, rng=settings.rng)
+        reach = _score_range(before, after)
+        low, high = max(-reach, interval.low), min(reach, interval.high)
+        p_value = interval.p_value
+        method = "larger of the Student t and bootstrap-t p-values (tests a zero mean)"
+        interval_method, effect, n_clusters = interval.method, 1.0, None
+        warnings += [w for w in [skew_warning(interval.skewness, n)] if w and spread > 0]
     else:
-        codes_sorted = codes[order]
-        starts = np.flatnonzero(np.r_[True, codes_sorted[1:] != codes_sorted[:-1]])
-        totals = np.add.reduceat(change_sorted, starts)
-        sizes = np.diff(np.r_[starts, n]).astype(float)
-        p_value, method = signed_rank_p_value(np.sort(totals))
-        method += " on cluster totals"
-        effect = design_effect(change_sorted, totals, sizes)
-        profiles = bootstrap.profiles_of_clusters(totals, sizes)
-    low, high = bootstrap.percentile_interval(profiles, alpha=settings.alpha,
-                                              resamples=settings.resamples, rng=settings.rng)
-    limit = continuous_detection_limit(spread, n, alpha=settings.alpha, power=settings.power)
+        robust, effect, n_clusters = _clustered(change, codes, settings.alpha)
+        low, high, p_value = robust.low, robust.high, robust.p_value
+        method = "cluster-robust t test (CR2), weighting pairs as the difference does"
+        interval_method = _cluster_method(robust)
+        refused = cluster_floor(n_clusters)
+        warnings += [w for w in [cluster_warning(n_clusters)] if w]
+    evidence = refused or _continuous_floor(n, spread)
+    limit = continuous_detection_limit_from_differences(
+        change_sorted, score_range=_score_range(before, after), alpha=settings.alpha,
+        power=settings.power)
     return ContinuousComparison(
         **_common(n, difference, low, high, p_value, limit * math.sqrt(effect), settings,
-                  None if codes is None else int(profiles.units), effect, method),
+                  n_clusters, effect, method, interval_method, evidence,
+                  refused or evidence, warnings),
         baseline_mean=math.fsum(np.sort(before)) / n,
         variant_mean=math.fsum(np.sort(after)) / n,
     )
 
 
-def signed_rank_p_value(differences: np.ndarray) -> tuple[float, str]:
-    """Two-sided Wilcoxon signed-rank p-value with Pratt zeros; 1.0 when nothing moved."""
-    nonzero = differences[differences != 0]
-    if nonzero.size == 0:
-        return 1.0, "Wilcoxon signed-rank (no pair differed)"
-    exact = differences.size <= 50 and nonzero.size == differences.size and \
-        np.unique(np.abs(nonzero)).size == nonzero.size
-    method = "exact" if exact else "asymptotic"
-    result = stats.wilcoxon(differences, zero_method="pratt", correction=False, method=method)
-    return float(result.pvalue), f"Wilcoxon signed-rank ({method}, Pratt zeros)"
+def _continuous_floor(n: int, spread: float) -> str | None:
+    if n < MIN_PAIRS:
+        return (f"only {n} pairs: a verdict on a real-valued score needs at least {MIN_PAIRS} "
+                "(with fewer, no interval keeps its coverage on skewed scores)")
+    if spread == 0:
+        return ("every pair differs by the same amount: a zero-width interval is not evidence; "
+                "the detection limit bounds what could have been missed")
+    return None
+
+
+def _score_range(before: np.ndarray, after: np.ndarray) -> float:
+    """The largest possible |difference| assumed when every difference is equal: the span of
+    the observed scores, and at least 1 (the span of a 0–1 metric)."""
+    values = np.concatenate([before, after])
+    return max(1.0, float(values.max() - values.min()))
+
+
+def _clustered(change: np.ndarray, codes: np.ndarray, alpha: float):
+    order = np.lexsort((change, codes))
+    codes_sorted, change_sorted = codes[order], change[order]
+    starts = np.flatnonzero(np.r_[True, codes_sorted[1:] != codes_sorted[:-1]])
+    totals = np.add.reduceat(change_sorted, starts)
+    sumsq = np.add.reduceat(change_sorted**2, starts)
+    sizes = np.diff(np.r_[starts, change.size]).astype(float)
+    robust = cluster_robust_t(totals, sizes, sumsq, alpha=alpha)
+    return robust, design_effect(change_sorted, totals, sizes), int(totals.size)
+
+
+def _cluster_method(robust: ClusterRobust) -> str:
+    return (f"cluster-robust t (CR2 variance, Imbens–Kolesár {robust.df:.1f} df at "
+            f"ICC {robust.icc:.2f})")
 
 
 def design_effect(differences: np.ndarray, totals: np.ndarray, sizes: np.ndarray) -> float:
@@ -234,12 +325,18 @@ def _check_settings(alpha, power, resamples, seed, margin) -> _Settings:
 
 
 def _common(n, difference, low, high, p_value, limit, settings: _Settings, n_clusters,
-            effect, method) -> dict:
+            effect, method, interval_method, evidence, refused, warnings) -> dict:
+    """The shared fields; ``evidence`` blocks the verdict, ``refused`` also non-inferiority."""
+    verdict = INCONCLUSIVE if evidence else verdict_from_interval(low, high)
+    noninferiority = noninferiority_from_interval(low, high, settings.margin)
+    if refused and noninferiority is not None:
+        noninferiority = UNRESOLVED
     return dict(
-        n=n, difference=float(difference), low=low, high=high, p_value=float(p_value),
-        verdict=verdict_from_interval(low, high), detection_limit=float(limit),
-        noninferiority=noninferiority_from_interval(low, high, settings.margin),
+        n=n, difference=float(difference), low=float(low), high=float(high),
+        p_value=float(p_value), verdict=verdict, detection_limit=float(limit),
+        noninferiority=noninferiority,
         margin=settings.margin, alpha=settings.alpha, power=settings.power,
         resamples=settings.resamples, seed=None if settings.seed is None else int(settings.seed),
         n_clusters=n_clusters, design_effect=float(effect), p_value_method=method,
+        interval_method=interval_method, evidence=evidence, warnings=tuple(warnings),
     )

@@ -9,9 +9,12 @@ slices. The readout reports
   ``compare_continuous`` on that slice's goldens, with the design's seed, so any row can be
   reproduced with one call);
 * the overall difference under the observed weights (each slice's share of the goldens) and
-  under the target weights, each with a percentile interval from a bootstrap stratified by
-  slice: every resample redraws n_g units inside slice g, so the slice sizes — and with them
-  the weights — stay fixed, as they are part of the question;
+  under the target weights, each with a stratified interval (``stratified``): the slice
+  sizes — and with them the weights — stay fixed, as they are part of the question. Without
+  clusters it is the stratified Wald interval with Agresti–Min adjusted slice variances
+  (pass/fail) or Satterthwaite t (scores), which keeps its coverage when a thin slice gets a
+  large target weight, and a warning names such a slice; with clusters, a bootstrap
+  stratified by slice;
 * for protected slices, a guardrail verdict (see ``compare_slices``), Holm-corrected as one
   family;
 * values of the slice column that the design did not declare, and any other columns asked
@@ -49,7 +52,8 @@ from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_
 from .multiplicity import holm
 from .paired import BinaryComparison, ContinuousComparison, compare_binary, compare_continuous
 from .records import Record, json_ready
-from .stratified import WeightedDifference, stratified_differences, weighted_difference
+from .stratified import (WeightedDifference, stratified_differences, thin_slice_warnings,
+                         weighted_difference)
 
 BINARY, CONTINUOUS = "binary", "continuous"
 OBSERVED, TARGET = "observed", "target"
@@ -125,7 +129,7 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
     weight 0, is named in a warning and is shown only as exploratory.
 
     Weighted estimate: D_w = Σ_g w_g · d_g with d_g the mean paired difference in slice g;
-    its interval is the 1 − alpha percentile interval of D_w over stratified resamples.
+    its interval is the stratified interval of ``stratified.weighted_difference``.
     Under the observed weights it equals the plain overall mean difference.
 
     Protected slices (a family of m, m ≥ 0). A protected slice is **breached** when its
@@ -136,8 +140,10 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
     when the overall verdict is an improvement, so it needs the family-wise guarantee that
     Holm gives. Requiring both keeps the direction tied to the interval (as every verdict
     here) and the error rate tied to the family — the same rule as criterion attribution.
-    A slice whose interval is below zero but whose adjusted p-value is not is reported as
-    **unconfirmed**: visible, named in a warning, not gating. Otherwise it is **clear**.
+    A slice whose comparison lacks its minimum evidence (``paired``: the exact McNemar gate,
+    at least 5 clusters, at least 10 pairs) cannot breach. A slice whose interval is below
+    zero but which is not breached is reported as **unconfirmed**: visible, named in a
+    warning, not gating. Otherwise it is **clear**.
     """
     settings = _check_settings(alpha, power, resamples, seed, margin)
     outcome = _check_outcome(outcome)
@@ -181,19 +187,24 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
     if unconfirmed:
         warnings.append(
             f"protected slices {unconfirmed} have intervals wholly below zero, but the drop is "
-            f"not significant after Holm correction over the {len(family)} protected slices: "
+            f"not significant after Holm correction over the {len(family)} protected slices "
+            "(or short of its minimum evidence): "
             "not a breach, worth a closer look")
 
-    draws = stratified_differences(change, stratum, names, cluster_codes,
-                                   resamples=settings.resamples, rng=as_rng(seed))
-    if draws.redrawn:
+    draws = None if cluster_codes is None else stratified_differences(
+        change, stratum, names, cluster_codes, resamples=settings.resamples, rng=as_rng(seed))
+    if draws is not None and draws.redrawn:
         warnings.append(
             f"clusters span slices: {draws.redrawn} of {settings.resamples} resamples missed a "
             "slice and were drawn again")
     level = dict(names=names, stratum=stratum, before=before, after=after, draws=draws,
-                 settings=settings)
+                 settings=settings, binary=outcome == BINARY)
     observed = weighted_difference(OBSERVED, observed_weights, **level)
     target = weighted_difference(TARGET, target_by_slice, **level)
+    flips = {name: int(np.count_nonzero(change[stratum == index]))
+             for index, name in enumerate(names)} if outcome == BINARY else None
+    warnings += thin_slice_warnings(TARGET, target, n=int(n), observed_share=observed_weights,
+                                    flips_by_slice=flips)
 
     explored = [_exploratory_slice(column, name, stratum == index, before, after, clusters,
                                    outcome, options)
@@ -293,7 +304,9 @@ def _protected_family(results, alpha):
     for index, p_adjusted in zip(guarded, adjusted):
         result = results[index]
         below_zero = result.comparison.high < 0
-        if below_zero and p_adjusted < alpha:
+        # A comparison without its minimum evidence (exact gate, too few clusters or pairs)
+        # cannot breach, however its interval and p-value read.
+        if below_zero and p_adjusted < alpha and result.comparison.evidence is None:
             status = BREACHED
             breaches.append(result.slice)
         elif below_zero:

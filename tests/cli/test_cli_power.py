@@ -22,6 +22,18 @@ def test_limit_for_a_number_of_goldens(langchef):
     assert result.json["detection_limit"] == pytest.approx(binary_limit(90, 0.2), rel=1e-12)
     human = langchef("power", "--goldens", 90, "--discordant-rate", 0.2)
     assert f"{binary_limit(90, 0.2):.4g}" in human.stdout and "90 goldens" in human.stdout
+    assert "at least 0.8 power" in human.stdout
+
+
+def test_the_exact_power_at_the_limit_is_printed_and_at_least_the_target(langchef):
+    # Issue 12: the Wilson-bounded limit is conservative; the CLI prints the exact power of
+    # the exact McNemar test there (trinomial enumeration: sum over every (broke, fixed) of
+    # n!/(b! f! r!) pb^b pf^f (1-pb-pf)^r where mcnemar_exact(b, f) < 0.05).
+    result = langchef("power", "--goldens", 90, "--discordant-rate", 0.2, "--json")
+    exact = result.json["exact_power"]
+    assert 0.8 <= exact < 1.0
+    human = langchef("power", "--goldens", 90, "--discordant-rate", 0.2)
+    assert f"power {exact:.3f}" in human.stdout
 
 
 def test_goldens_for_an_effect_and_both_at_once(langchef):

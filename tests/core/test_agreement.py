@@ -35,7 +35,7 @@ def test_kappa_by_hand():
     assert result.kappa == pytest.approx((0.85 - 0.53) / 0.47, abs=1e-12)
     assert result.kappa_low < result.kappa < result.kappa_high
     assert result.kappa_undefined is None
-    assert "Fleiss" in result.kappa_method
+    assert "Fleiss" in result.kappa_method and "smoothed percentile bootstrap" in result.kappa_method
 
 
 def test_kappa_of_a_judge_worse_than_chance_is_negative():
@@ -46,9 +46,11 @@ def test_kappa_of_a_judge_worse_than_chance_is_negative():
     assert result.observed.value == 0.0 and result.tpr.value == 0.0
 
 
-def test_perfect_agreement_has_a_point_interval_at_one():
+def test_perfect_agreement_on_twenty_anchors_is_not_certainty():
+    # Issue 12: the Wald interval was the point [1, 1]; the smoothed bootstrap is not.
     result = lc.agreement(IDS, HUMAN, HUMAN)
-    assert (result.kappa, result.kappa_low, result.kappa_high) == (1.0, 1.0, 1.0)
+    assert result.kappa == 1.0 and result.kappa_high == 1.0
+    assert result.kappa_low < 0.9
     assert result.kappa_se == 0.0
 
 

@@ -26,19 +26,44 @@ def test_counts_rates_and_difference():
     assert result.detection_limit == pytest.approx(lc.detection_limit(90, 18))
 
 
-def test_verdict_follows_the_interval_not_the_p_value():
-    # Five fixes and nothing broken: exact p = 0.0625 but the interval clears zero.
+def test_a_direction_needs_the_exact_test_too():
+    # Five fixes and nothing broken: the Tango interval clears zero, but exact p = 0.0625.
+    # Issue 12: an asymptotic interval alone has conditional size 12.5% at 4 flips; the
+    # exact McNemar gate bounds it by alpha at every number of flips.
     baseline, variant = paired_arms(80, 0, 5, 5)
     result = lc.compare_binary(baseline, variant)
     assert result.p_value == pytest.approx(0.0625)
-    assert result.low > 0 and result.verdict == "improvement"
+    assert result.low > 0 and result.verdict == "inconclusive"
+    assert "exact McNemar p = 0.0625" in result.evidence and "at least 6 flips" in result.evidence
+    assert result.interval_method == "Tango score interval"
+    six = lc.compare_binary(*paired_arms(80, 0, 6, 4))
+    assert six.p_value == pytest.approx(0.03125) and six.verdict == "improvement"
+    assert six.evidence is None
+
+
+@pytest.mark.parametrize("cells, verdict", [
+    ((29, 1, 0, 0), "inconclusive"),    # one golden broke: p = 1, never a regression
+    ((0, 0, 2, 0), "inconclusive"),     # 2 of 2 fixed
+    ((0, 0, 5, 0), "inconclusive"),     # 5 of 5 fixed: p = 0.0625
+    ((26, 0, 4, 0), "inconclusive"),    # 4 fixed / 0 broke at any n: p = 0.125
+    ((10_000, 0, 4, 0), "inconclusive"),
+    ((22, 1, 7, 0), "inconclusive"),    # 7 fixed / 1 broke: p = 0.070
+])
+def test_degenerate_tables_are_inconclusive_by_rule(cells, verdict):
+    result = lc.compare_binary(*paired_arms(*cells))
+    assert result.verdict == verdict
+    # The reason is given wherever the interval alone would have decided.
+    assert bool(result.evidence) == (result.low > 0 or result.high < 0)
+    assert result.high > result.low  # never a zero-width interval
 
 
 def test_nothing_flipped_is_inconclusive_with_a_finite_limit():
     baseline, variant = paired_arms(70, 0, 0, 20)
     result = lc.compare_binary(baseline, variant)
-    assert (result.low, result.high, result.p_value) == (0.0, 0.0, 1.0)
-    assert result.verdict == "inconclusive"
+    # Tango's interval for 0 flips of 90 is ±4.09 points (not the bootstrap's [0, 0]).
+    assert result.low == pytest.approx(-0.040936, abs=1e-6) and result.high == -result.low
+    assert result.p_value == 1.0
+    assert result.verdict == "inconclusive" and "no golden flipped" in result.evidence
     assert 0 < result.detection_limit < 0.07
 
 
@@ -96,7 +121,8 @@ def test_to_dict_is_plain_json():
     payload = lc.compare_binary(baseline, variant, margin=0.02).to_dict()
     assert json.loads(json.dumps(payload)) == payload
     assert {"n", "difference", "low", "high", "p_value", "verdict", "detection_limit",
-            "noninferiority", "broke", "fixed", "baseline_rate", "variant_rate"} <= set(payload)
+            "noninferiority", "broke", "fixed", "baseline_rate", "variant_rate",
+            "interval_method", "evidence", "warnings"} <= set(payload)
 
 
 def test_accepts_integer_and_float_outcomes():
@@ -127,3 +153,11 @@ def test_accepts_integer_and_float_outcomes():
 def test_rejected_inputs_say_what_is_wrong(kwargs, message):
     with pytest.raises(ValueError, match=message):
         lc.compare_binary(**kwargs)
+
+
+def test_the_readout_warns_when_minimum_evidence_blocks_a_direction():
+    from langchef_core.readout.document import statistics_warnings
+    gated = lc.compare_binary(*paired_arms(80, 0, 5, 5))
+    codes = [warning.code for warning in statistics_warnings(gated)]
+    assert codes == ["minimum_evidence"]
+    assert statistics_warnings(lc.compare_binary(*paired_arms(50, 12, 7, 21))) == []

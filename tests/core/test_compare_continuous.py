@@ -1,4 +1,4 @@
-"""compare_continuous: Wilcoxon p-value, bootstrap interval at the requested level, limit."""
+"""compare_continuous: a zero-mean p-value, the t ∪ bootstrap-t interval, minimum evidence, limit."""
 
 import math
 
@@ -18,31 +18,50 @@ def test_spec_tutorial_eight_scores():
     assert result.low <= 0 <= result.high and result.verdict == "inconclusive"
 
 
-def test_p_value_is_wilcoxon_signed_rank_with_pratt_zeros():
+def test_p_value_tests_a_zero_mean_and_matches_the_interval():
     rng = np.random.default_rng(0)
     baseline = rng.integers(0, 5, 120) / 4
     variant = np.clip(baseline + rng.integers(-1, 3, 120) / 4, 0, 1)
     result = lc.compare_continuous(baseline, variant)
-    # scipy.stats.wilcoxon(d, zero_method="pratt", correction=False, method="asymptotic")
-    expected = stats.wilcoxon(variant - baseline, zero_method="pratt", correction=False,
-                              method="asymptotic").pvalue
-    assert result.p_value == pytest.approx(expected, rel=1e-12)
-    assert "Pratt" in result.p_value_method
+    # The Student t part: scipy.stats.ttest_1samp(d, 0).pvalue; the reported p is the
+    # larger of it and the bootstrap-t p, so it is never below the t-test p.
+    t_p = stats.ttest_1samp(variant - baseline, 0).pvalue
+    assert result.p_value >= t_p - 1e-15
+    assert "zero mean" in result.p_value_method and "Wilcoxon" not in result.p_value_method
+    assert (result.p_value < 0.05) == (result.low > 0 or result.high < 0)
 
 
-def test_small_tie_free_samples_use_the_exact_distribution():
-    baseline = np.zeros(10)
-    variant = np.arange(1, 11) * 0.01 * np.r_[1, 1, 1, 1, 1, 1, 1, 1, -1, 1]
-    result = lc.compare_continuous(baseline, variant)
-    expected = stats.wilcoxon(variant, method="exact").pvalue
-    assert result.p_value == pytest.approx(expected)
-    assert "exact" in result.p_value_method
+def test_mean_zero_skewed_differences_are_not_significant_by_symmetry():
+    # Issue 12: the signed-rank test rejects for mean-zero skewed differences (it tests
+    # symmetry). The zero-mean p-value does not.
+    rng = np.random.default_rng(4)
+    d = rng.exponential(1.0, 400) - 1.0
+    d -= d.mean()
+    result = lc.compare_continuous(np.zeros(400), d)
+    assert stats.wilcoxon(d).pvalue < 0.001
+    assert result.p_value > 0.5 and result.verdict == "inconclusive"
+
+
+def test_few_pairs_are_inconclusive_by_rule():
+    # n = 2 used to be an "improvement" with a detection limit of 0.
+    result = lc.compare_continuous([0.1, 0.2], [0.5, 0.61])
+    assert result.verdict == "inconclusive" and "at least 10" in result.evidence
+    assert result.detection_limit > 0
+    nine = lc.compare_continuous(np.zeros(9), np.linspace(0.5, 0.6, 9), margin=0.1)
+    assert nine.verdict == "inconclusive" and nine.noninferiority == "unresolved"
+    ten = lc.compare_continuous(np.zeros(10), np.linspace(0.5, 0.6, 10))
+    assert ten.verdict == "improvement" and ten.evidence is None
 
 
 def test_all_differences_zero_is_no_evidence():
     scores = np.linspace(0, 1, 30)
     result = lc.compare_continuous(scores, scores)
     assert (result.p_value, result.low, result.high, result.verdict) == (1.0, 0.0, 0.0, "inconclusive")
+    assert "zero-width" in result.evidence
+    # Never a limit of 0: 30 identical differences on a 0-1 metric bound the sd by
+    # sqrt(1 - 0.05 ** (1/30)) (rule of three), limit 2.80 * 0.3155 / sqrt(30) = 16.1 points.
+    assert result.detection_limit == pytest.approx(
+        (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * math.sqrt(1 - 0.05 ** (1 / 30)) / math.sqrt(30))
 
 
 def test_interval_honours_the_requested_level():
@@ -63,7 +82,10 @@ def test_detection_limit_formula():
     d = variant - baseline
     z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
     result = lc.compare_continuous(baseline, variant)
-    assert result.detection_limit == pytest.approx(z * d.std(ddof=1) / math.sqrt(d.size), rel=1e-12)
+    # Issue 12: the sd is replaced by its one-sided 95% chi-square upper bound,
+    # s * sqrt((n - 1) / scipy.stats.chi2.ppf(0.05, n - 1)), so the limit is never 0.
+    upper = d.std(ddof=1) * math.sqrt(249 / stats.chi2.ppf(0.05, 249))
+    assert result.detection_limit == pytest.approx(z * upper / math.sqrt(d.size), rel=1e-12)
 
 
 def test_row_order_and_seed_determinism():

@@ -133,7 +133,8 @@ def test_the_verdict_sentence_of_the_regression_example():
     html = render_report(regression_readout(), CREATED_AT)
     page = Page(html)
     assert page.text("verdict-sentence") == (
-        f"Regression: {MINUS}20.0 points, 95% interval {MINUS}28.9 to {MINUS}12.2; "
+        # Tango interval of 18 broke / 0 fixed of 90 (issue 12; the bootstrap gave −28.9 to −12.2)
+        f"Regression: {MINUS}20.0 points, 95% interval {MINUS}29.4 to {MINUS}13.0; "
         "18 goldens broke, none fixed.")
     assert page.text("verdict-word") == "REGRESSION"
     assert "16.0 points" in page.text("detection-limit")
@@ -238,7 +239,9 @@ def test_retrieval_shows_coverage_chance_and_label_sources():
 def test_judge_identity_and_anchor_status():
     block = section(render_report(frozen_specimen(), CREATED_AT), "judge")
     assert "rubric:5f1c0ffee123" in block and "kitchen-anchors" in block
-    assert "0.76 (0.57 to 0.96)" in block and "no significant drift" in block
+    # κ interval: smoothed percentile bootstrap since issue 12 (the Wald interval, 0.57 to
+    # 0.96, undercovers at a few dozen anchors).
+    assert "0.76 (0.50 to 0.91)" in block and "no significant drift" in block
     assert "became wrong on 3 anchors" in block
 
 
@@ -445,3 +448,17 @@ def test_guardrails_read_protected_slices_in_points_and_costs_in_percent():
     assert f"{MINUS}4.2" in slice_row and "no confirmed drop (Holm p 1.00)" in slice_row
     cost_row = next(row for row in rows if row.startswith("p95 latency_ms"))
     assert f"{MINUS}10.0%" in cost_row and "+10.0%" in cost_row and ">held<" in cost_row
+
+
+def test_the_interval_method_and_a_missing_minimum_evidence_are_shown():
+    # Issue 12: the page names the interval the verdict is read from, and says why no
+    # direction was read when the exact gate (or another minimum) blocked it.
+    readout = copy.deepcopy(regression_readout())
+    html = render_report(readout, CREATED_AT)
+    assert "The verdict comes from the interval (Tango score interval)" in html
+    assert 'id="minimum-evidence"' not in html
+    readout["primary"].update(verdict="inconclusive", evidence="5 broke and 0 fixed: the exact "
+                              "McNemar p = 0.0625 is not below 0.05")
+    page = Page(render_report(readout, CREATED_AT))
+    assert page.text("minimum-evidence").startswith("No direction is read: 5 broke and 0 fixed")
+    assert "with at least 80% power" in page.text("detection-limit")

@@ -245,12 +245,19 @@ def test_crossed_clusters_with_a_thin_slice_are_refused():
                           clusters=users, target_weights={"common": 0.5, "rare": 0.5})
 
 
-def test_identical_arms_give_a_zero_width_interval():
+def test_identical_arms_give_an_interval_around_zero():
+    # Issue 12: with Agresti–Min slice variances a slice with no flips still carries
+    # variance, so identical arms no longer give the zero-width [0, 0]. With b = f = 0 in a
+    # slice of 50: s² = (1/52 − 0)·50/49, so the half-width is
+    # 1.96·sqrt(2 · 0.25 · s²/50) (two slices, weights ½).
     baseline = np.r_[np.ones(50), np.zeros(50)].astype(bool)
     result = lc.compare_slices(baseline, baseline, ["a", "b"] * 50, column="s",
                                target_weights={"a": 0.5, "b": 0.5})
-    assert (result.target.low, result.target.difference, result.target.high) == (0.0, 0.0, 0.0)
+    half = 1.959963984540054 * np.sqrt(2 * 0.25 * (1 / 52) * 50 / 49 / 50)
+    assert result.target.difference == 0.0
+    assert (result.target.low, result.target.high) == pytest.approx((-half, half), rel=1e-12)
     assert result.target.verdict == "inconclusive"
+    assert "Agresti" in result.target.interval_method
 
 
 def test_margin_reaches_slices_and_weighted_estimates():
@@ -321,3 +328,20 @@ def test_missing_slice_label_is_refused_with_its_position():
     with pytest.raises(ValueError, match="position 1"):
         lc.compare_slices([True, False], [True, True], ["a", None], column="segment",
                           target_weights={"a": 1.0})
+
+
+def test_a_protected_slice_short_of_minimum_evidence_cannot_breach():
+    # Issue 12: 4 clusters cannot carry a clustered verdict, so a drop there is only
+    # "unconfirmed", however low its interval and p-value.
+    rng = np.random.default_rng(12)
+    n_new, n_old = 40, 160
+    baseline = np.r_[np.ones(n_new), rng.random(n_old) < 0.7].astype(bool)
+    variant = np.r_[rng.random(n_new) < 0.3, baseline[n_new:]].astype(bool)
+    labels = ["new"] * n_new + ["old"] * n_old
+    users = np.r_[np.arange(n_new) % 4, 4 + np.arange(n_old) % 40].astype(str)
+    result = lc.compare_slices(baseline, variant, labels, column="segment", clusters=users,
+                               target_weights={"new": 0.5, "old": 0.5}, protected=["new"])
+    new = next(row for row in result.slices if row.slice == "new")
+    assert "at least 5" in new.comparison.evidence
+    assert new.comparison.high < 0 and new.guardrail == "unconfirmed"
+    assert result.passed and not result.breaches

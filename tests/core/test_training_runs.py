@@ -60,30 +60,51 @@ def test_one_golden_draw_is_shared_by_every_seed_of_both_arms():
     assert comparison.verdict == "improvement"
 
 
-def test_interval_matches_a_direct_two_level_bootstrap():
-    # Direct version: draw golden indices once, apply to every seed, then draw seeds per arm.
-    # Different draws, so the bounds agree to Monte-Carlo error (8 000 resamples each).
+def test_interval_is_the_golden_by_seed_anova_t_interval():
+    # Issue 12: the percentile two-level bootstrap had 15% false positives at 2 v 2 seeds;
+    # the interval is now the ANOVA t interval. Independent check of its mean squares with
+    # statsmodels: for each arm, anova_lm(ols("y ~ C(golden) + C(seed)", frame)) gives the
+    # residual mean square MSE_a and the seed mean square MS_seed = n · var(seed means).
+    import pandas as pd
+    import statsmodels.formula.api as smf
+    from scipy import stats
+    from statsmodels.stats.anova import anova_lm
     rng = np.random.default_rng(3)
     difficulty = rng.normal(0, 1, 300)
     baseline = trained_seeds(rng, 300, [0.6, 0.64, 0.7], difficulty)
     variant = trained_seeds(rng, 300, [0.66, 0.7, 0.72, 0.75], difficulty)
-    result = lc.compare_seeds(baseline, variant, resamples=8000, seed=4).comparison
+    result = lc.compare_seeds(baseline, variant).comparison
+    n, variance, golden, denominator, seed_part, fewest = 300, 0.0, 0.0, 0.0, 0.0, 3
     b = np.array(list(baseline.values()), dtype=float)
     v = np.array(list(variant.values()), dtype=float)
-    direct_rng = np.random.default_rng(50)
-    picks = direct_rng.integers(0, 300, size=(8000, 300))
-    b_means = b[:, picks].mean(axis=2)  # seeds × resamples
-    v_means = v[:, picks].mean(axis=2)
-    b_pick = direct_rng.integers(0, 3, size=(8000, 3))
-    v_pick = direct_rng.integers(0, 4, size=(8000, 4))
-    columns = np.arange(8000)[:, None]
-    direct = v_means.T[columns, v_pick].mean(axis=1) - b_means.T[columns, b_pick].mean(axis=1)
-    low, high = np.quantile(direct, [0.025, 0.975])
-    width = high - low
-    assert result.low == pytest.approx(low, abs=0.05 * width)
-    assert result.high == pytest.approx(high, abs=0.05 * width)
-    assert result.detection_limit == pytest.approx(
-        lc.stats.power.z_multiplier(0.05, 0.8) * np.std(direct, ddof=1), rel=0.05)
+    e = v.mean(axis=0) - b.mean(axis=0)
+    golden = e.var(ddof=1) / n
+    variance, denominator = golden, golden**2 / (n - 1)
+    for arm in (b, v):
+        k = arm.shape[0]
+        frame = pd.DataFrame({"y": arm.ravel(), "seed": np.repeat(np.arange(k), n),
+                              "golden": np.tile(np.arange(n), k)})
+        table = anova_lm(smf.ols("y ~ C(golden) + C(seed)", frame).fit())
+        mse, ms_seed = table.loc["Residual", "mean_sq"], table.loc["C(seed)", "mean_sq"]
+        variance += ms_seed / n / k - mse / (n * k)
+        seed_part += ms_seed / n / k
+        denominator += (mse / (n * k)) ** 2 / ((k - 1) * (n - 1))
+    denominator += seed_part**2 / (fewest - 1)
+    df = variance**2 / denominator
+    se = np.sqrt(max(variance, golden))
+    half = stats.t.ppf(0.975, df) * se
+    assert result.df == pytest.approx(df, rel=1e-9)
+    assert (result.low, result.high) == pytest.approx((e.mean() - half, e.mean() + half), rel=1e-9)
+    assert result.p_value == pytest.approx(2 * stats.t.sf(abs(e.mean()) / se, df), rel=1e-9)
+    assert "ANOVA" in result.interval_method and result.note is not None  # 3 seeds: wide
+
+
+def test_two_seeds_say_what_they_can_support():
+    rng = np.random.default_rng(9)
+    result = lc.compare_seeds(trained_seeds(rng, 200, [0.6, 0.62]),
+                              trained_seeds(rng, 200, [0.63, 0.66])).comparison
+    assert result.note.startswith("2 seeds per arm support only large effects")
+    assert result.df < 20  # far below the 199 df of the goldens alone
 
 
 def test_clusters_and_row_order():

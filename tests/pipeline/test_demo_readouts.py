@@ -60,7 +60,10 @@ def test_non_inferiority_holds_with_users_as_clusters(demo):
     _, readouts, _, _ = demo
     readout = readouts["cheaper-model"]
     assert readout["primary"]["noninferiority"] == "held"
-    assert readout["primary"]["n_clusters"] is not None and readout["primary"]["p_value_method"].startswith("clustered")
+    # Issue 12: the clustered p-value is the CR2 cluster-robust t test (was Durkalski's).
+    assert readout["primary"]["n_clusters"] is not None and \
+        readout["primary"]["p_value_method"].startswith("cluster-robust t test (CR2)")
+    assert readout["primary"]["interval_method"].startswith("cluster-robust t (CR2")
     assert {entry["name"]: entry["status"] for entry in readout["guardrails"]} == {
         "p95 latency_ms": "held", "mean cost_usd": "held"}
 

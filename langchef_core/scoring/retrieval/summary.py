@@ -17,8 +17,8 @@ chance levels, and the paired comparison of two arms.
   than one source a pooled ``all`` row is added and flagged in ``warnings``, because clicks,
   human judgements and teacher labels measure different things.
 * **Comparison**: per metric and source, the paired per-query values go through
-  ``compare_continuous`` (Wilcoxon signed-rank with Pratt zeros, seeded bootstrap interval
-  of the mean difference, detection limit).
+  ``compare_continuous`` (union of Student t and bootstrap-t intervals of the mean
+  difference with a matching zero-mean p-value, minimum evidence, detection limit).
 """
 
 from __future__ import annotations

@@ -1,0 +1,111 @@
+"""Cluster-robust t interval for a mean paired difference: CR2 variance, Imbens–Kolesár df.
+
+Pairs nested in clusters (all questions of one user) are not independent. The estimate is
+the mean over pairs, D = Σ_k t_k / N, with t_k the total difference of cluster k, n_k its
+pairs, K clusters and N pairs. Its variance is the bias-reduced (CR2) sandwich of an
+intercept-only regression,
+
+    V = Σ_k (t_k − D n_k)² / (1 − n_k/N) / N²,
+
+(the CR2 adjustment (I − H_kk)^(−½) acts only along the cluster's vector of ones, with
+eigenvalue 1 − n_k/N), and the interval is D ± t_{ν, 1−α/2} √V with the Bell–McCaffrey
+degrees of freedom ν = (tr GᵀΩG)² / tr((GᵀΩG)²) evaluated, as Imbens & Kolesár recommend,
+under a block-exchangeable working covariance Ω whose correlation is the one-way ANOVA
+intraclass correlation ρ̂ of the pair differences. Unequal cluster sizes and a real ICC
+push ν far below K − 1, which is what the percentile cluster bootstrap and CR1 with K − 1
+df ignore (both over-reject at K = 10–40 with lognormal sizes). The p-value is the same t
+test, so p-value and interval weight pairs the same way. Both traces are computed in O(K)
+by a rank-2 identity; no K × K matrix is built.
+
+References: Bell & McCaffrey (2002), Survey Methodology 28:169-181; Imbens & Kolesár
+(2016), Review of Economics and Statistics 98:701-712; Pustejovsky & Tipton (2018), JBES
+36:672-683 (R clubSandwich ``coef_test(..., vcov = "CR2", test = "Satterthwaite")``);
+Donner (1986), International Statistical Review 54:67-82 (ANOVA ICC, unequal sizes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+# Minimum evidence: below MIN_CLUSTERS a clustered verdict is refused (the df fall to ≈ 1–2
+# and any working model is guesswork); below WARN_CLUSTERS the readout warns.
+MIN_CLUSTERS = 5
+WARN_CLUSTERS = 10
+
+
+@dataclass(frozen=True)
+class ClusterRobust:
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    df: float
+    icc: float
+    se: float
+
+
+def intraclass_correlation(totals: np.ndarray, sizes: np.ndarray, sumsq: np.ndarray) -> float:
+    """One-way ANOVA ICC of pair differences, in [0, 0.999]:
+    ρ̂ = (MSB − MSW)/(MSB + (n₀ − 1) MSW), n₀ = (N − Σ n_k²/N)/(K − 1) (Donner 1986)."""
+    clusters, pairs = totals.size, float(sizes.sum())
+    mean = float(totals.sum()) / pairs
+    between = float(np.sum(np.sort(sizes * (totals / sizes - mean) ** 2))) / (clusters - 1)
+    within = float(np.sum(np.sort(sumsq - totals**2 / sizes))) / max(pairs - clusters, 1.0)
+    n0 = (pairs - float(np.sum(sizes**2)) / pairs) / (clusters - 1)
+    denominator = between + (n0 - 1) * within
+    if not denominator > 0:
+        return 0.0
+    return float(min(max((between - within) / denominator, 0.0), 0.999))
+
+
+def cluster_robust_t(totals, sizes, sumsq, *, alpha: float = 0.05) -> ClusterRobust:
+    """CR2 interval and t-test p-value of D = Σt_k/Σn_k (module docstring); K ≥ 2 clusters.
+
+    ``totals``, ``sizes`` and ``sumsq`` are per cluster: Σ d, the number of pairs, Σ d².
+    Inputs are sorted by profile first so the floating-point sums ignore cluster order.
+    """
+    totals, sizes, sumsq = (np.asarray(v, dtype=float) for v in (totals, sizes, sumsq))
+    order = np.lexsort((sumsq, sizes, totals))
+    totals, sizes, sumsq = totals[order], sizes[order], sumsq[order]
+    pairs = math.fsum(sizes)
+    difference = math.fsum(totals) / pairs
+    leverage = 1 - sizes / pairs
+    variance = math.fsum((totals - difference * sizes) ** 2 / leverage) / pairs**2
+    rho = intraclass_correlation(totals, sizes, sumsq)
+    df = _imbens_kolesar_df(sizes, rho)
+    se = math.sqrt(variance)
+    quantile = float(stats.t.ppf(1 - alpha / 2, df))
+    if se > 0:
+        p_value = float(2 * stats.t.sf(abs(difference) / se, df))
+    else:
+        p_value = 1.0 if difference == 0 else 0.0
+    return ClusterRobust(difference=difference, low=difference - quantile * se,
+                         high=difference + quantile * se, p_value=min(1.0, p_value), df=df,
+                         icc=rho, se=se)
+
+
+def _imbens_kolesar_df(sizes: np.ndarray, rho: float) -> float:
+    """ν = (tr A)²/‖A‖²_F for A = GᵀΩG, in O(K).
+
+    With c_k = (1 − n_k/N)^(−½), w_k = n_k(1 − ρ) + ρ n_k² (= 1ᵀΩ_k 1), A = C M C / N² where
+    M = diag(w) + U S Uᵀ, U = [n, w], S = [[W/N², −1/N], [−1/N, 0]], W = Σw. Then
+    tr A ∝ Σ c²w + tr(S UᵀC²U) and ‖A‖²_F ∝ Σ (c²w)² + 2 tr(UᵀC² diag(c²w) U S) + tr((UᵀC²U S)²).
+    """
+    pairs = float(sizes.sum())
+    weights = sizes * (1 - rho) + rho * sizes**2
+    c2 = 1 / (1 - sizes / pairs)
+    s = np.array([[weights.sum() / pairs**2, -1 / pairs], [-1 / pairs, 0.0]])
+    u = np.column_stack([sizes, weights])
+    gram = u.T @ (c2[:, None] * u)
+    diagonal = c2 * weights
+    mixed = u.T @ ((c2 * diagonal)[:, None] * u)
+    trace = diagonal.sum() + np.trace(s @ gram)
+    gs = gram @ s
+    frobenius = (diagonal**2).sum() + 2 * np.trace(mixed @ s) + np.trace(gs @ gs)
+    if not frobenius > 0:
+        return 1.0
+    return float(max(trace**2 / frobenius, 1.0))
