@@ -278,6 +278,10 @@ def _user_error(error: Exception) -> str | None:
     if isinstance(error, OSError):
         where = f"{error.filename}: " if error.filename else ""
         return f"{where}{error.strerror or error}."
+    if isinstance(error, (MemoryError, RecursionError)):
+        # Readers name the file where they can; this is the last line of defence.
+        return ("an input was too large or too deeply nested to process "
+                f"({type(error).__name__}); check the files named in the command.")
     return None
 
 

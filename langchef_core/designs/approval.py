@@ -41,6 +41,7 @@ from .power_plan import PowerPlan, assess_power
 DRAFT, APPROVED, REVOKED, INVALID = "draft", "approved", "revoked", "invalid"
 STATE_LABELS = {DRAFT: "draft", APPROVED: "approved", REVOKED: "revoked (edited after approval)",
                 INVALID: "invalid"}
+MAX_APPROVAL_BYTES = 1 << 20  # an approval with its whole history is a few KiB
 SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}\Z")
 
 
@@ -136,8 +137,10 @@ def read_approval(workspace: Workspace, experiment: str) -> Approval | None:
         return None
     file = workspace.relative(path)
     try:
+        if path.stat().st_size > MAX_APPROVAL_BYTES:
+            raise ValueError(f"larger than {MAX_APPROVAL_BYTES >> 10} KiB")
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise InputError(f"could not be read as JSON ({error})", file=file,
                          hint="delete it and approve again with `langchef approve`") from None
     return approval_from_dict(data, file=file, experiment=experiment)

@@ -92,7 +92,7 @@ def refused_key_sentence(key: str) -> str | None:
 
 def _check_keys(kind: str, spec: Mapping) -> None:
     required, optional = _KEYS[kind]
-    if kind == OPENAI_KIND and refused_key_sentence("api_key_env") and "api_key_env" in spec:
+    if kind == OPENAI_KIND and "api_key_env" in spec:
         raise ValueError(refused_key_sentence("api_key_env"))
     missing = sorted(key for key in required if key not in spec)
     if missing:
