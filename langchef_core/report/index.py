@@ -14,6 +14,7 @@ folder, is not an experiment and is left out.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -143,6 +144,13 @@ def _is_experiment_name(name: str) -> bool:
 def _read_version(folder: Path, experiment: str) -> tuple[dict, dict]:
     readout = _read_json(folder / "readout.json")
     manifest = _read_json(folder / "manifest.json")
+    files = manifest.get("files")
+    expected = files.get("readout.json") if isinstance(files, dict) else None
+    if isinstance(expected, str) and \
+            hashlib.sha256((folder / "readout.json").read_bytes()).hexdigest() != expected:
+        raise InputError("does not match the SHA-256 its manifest.json records: it was changed "
+                         "after it was published", file=str(folder / "readout.json"),
+                         hint="published files are never edited; publish it again")
     if readout.get("experiment") != experiment:
         raise InputError(f"the readout names experiment {readout.get('experiment')!r} but sits in "
                          f"the folder of {experiment!r}", file=str(folder / "readout.json"),

@@ -163,3 +163,13 @@ def test_a_broken_version_folder_is_marked_damaged_and_named(tmp_path):
     moved = json.loads(readout.read_text(encoding="utf-8"))
     readout.write_text(json.dumps({**moved, "experiment": "other"}), encoding="utf-8")
     assert "sits in the folder of 'stale-index'" in damaged_sentence()
+
+
+def test_a_version_edited_after_publishing_is_marked_damaged(tmp_path):
+    published = publish(tmp_path, regression_readout(), CREATED_AT)
+    readout = Path(published.readout_path)
+    readout.write_text(readout.read_text(encoding="utf-8").replace('"regression"', '"improvement"', 1),
+                       encoding="utf-8")
+    [entry] = read_listings(tmp_path)[0].versions
+    assert entry.verdict == "damaged"
+    assert "does not match the SHA-256 its manifest.json records" in entry.sentence
