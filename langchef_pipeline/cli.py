@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 EXIT_ERROR = 2
+MAX_READOUT_BYTES = 64 << 20
 
 EXAMPLE_DESIGN = """\
 # A langchef design: the pre-registration of one comparison of two arms.
@@ -38,6 +40,14 @@ primary: pass_rate               # pass_rate | accuracy | recall | recall_normal
 judge:
   kind: recorded                 # verdicts arrive with the runs (verdict, criterion, judge)
   id: example-judge-v1           # every verdict must carry exactly this judge id
+# Or an LLM judge behind an OpenAI-compatible endpoint. The design names the endpoint; the
+# operator decides whether it may be called and holds the key: export
+# LANGCHEF_JUDGE_ENDPOINTS=https://api.openai.com/v1 and LANGCHEF_JUDGE_API_KEY=... where
+# langchef runs (a design never names a key variable; https unless the host is loopback).
+#   kind: openai_compatible
+#   base_url: https://api.openai.com/v1
+#   model: gpt-4o-mini
+#   prompt_version: v1
 criteria: [correctness, groundedness, directness]
 
 alpha: 0.05                      # two-sided level of the interval that decides the verdict
@@ -196,6 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
     readout.add_argument("name", metavar="NAME", help="the experiment to read out")
     readout.add_argument("--reports", metavar="DIR",
                          help="where to write reports (default: WORKSPACE/reports)")
+    readout.add_argument("--judge-endpoint", action="append", default=[], metavar="URL",
+                         help="allow an LLM judge's base URL for this run (adds to "
+                              "$LANGCHEF_JUDGE_ENDPOINTS; the key is always "
+                              "$LANGCHEF_JUDGE_API_KEY); repeatable")
     readout.set_defaults(handler=run_readout)
 
     gate = _command(commands, "gate", common, help="pass or fail CI on a readout.json",
@@ -244,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         sentence = _user_error(error)
         if sentence is None:
             raise
-        print(f"langchef: error: {sentence}", file=sys.stderr)
+        print(terminal_safe(f"langchef: error: {sentence}"), file=sys.stderr)
         return EXIT_ERROR
 
 
@@ -264,6 +278,10 @@ def _user_error(error: Exception) -> str | None:
     if isinstance(error, OSError):
         where = f"{error.filename}: " if error.filename else ""
         return f"{where}{error.strerror or error}."
+    if isinstance(error, (MemoryError, RecursionError)):
+        # Readers name the file where they can; this is the last line of defence.
+        return ("an input was too large or too deeply nested to process "
+                f"({type(error).__name__}); check the files named in the command.")
     return None
 
 
@@ -275,11 +293,26 @@ def _wants_json(arguments) -> bool:
     return bool(getattr(arguments, "json", False))
 
 
+# Characters a terminal would act on rather than show: C0 controls except newline and tab,
+# DEL, C1 controls (U+009B is CSI on some terminals) and the explicit bidi controls.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                     "\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """Text for a terminal: every control or bidi character shown as \\uXXXX, never obeyed
+    (a value from a workspace file cannot move the cursor, recolour or reorder the output)."""
+    return _UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def _emit(arguments, payload, text: str) -> None:
     if _wants_json(arguments):
-        print(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+        # json.dumps escapes C0 controls itself; the rest become \uXXXX escapes, the same
+        # JSON value.
+        print(terminal_safe(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False,
+                                       default=str)))
     else:
-        print(text)
+        print(terminal_safe(text))
 
 
 def _workspace(arguments, *, reports=None):
@@ -343,15 +376,31 @@ def run_init(arguments) -> int:
     return 0
 
 
+def _judge_endpoint(design) -> dict | None:
+    """The endpoint an LLM-judged design would call, and whether the operator allows it."""
+    if design.judge.kind != "openai_compatible":
+        return None
+    from langchef_core.scoring.judges.openai_compatible import endpoint_summary
+
+    return endpoint_summary(str(design.judge.to_dict().get("base_url", "")))
+
+
 def run_design_check(arguments) -> int:
-    from langchef_core.designs.approval import read_approval, status_of
+    from langchef_core.designs.approval import (INVALID, STATE_LABELS, ApprovalStatus, status_of,
+                                                verified_approval)
     from langchef_core.designs.parse import load_workspace_design
     from langchef_core.designs.power_plan import assess_power
+    from langchef_core.inputs.errors import InputError
 
     workspace = _workspace(arguments)
     design = load_workspace_design(workspace, arguments.name)
     plan = assess_power(workspace, design)
-    status = status_of(design, read_approval(workspace, arguments.name))
+    try:
+        status = status_of(design, verified_approval(workspace, arguments.name))
+    except InputError as error:  # an approval the ledger does not back: shown, not fatal
+        status = ApprovalStatus(design.experiment, INVALID, "approval not valid", design.sha256,
+                                None, error.describe())
+    endpoint = _judge_endpoint(design)
     notes = []
     if design.kind == "superiority" and design.margin is not None:
         notes.append(f"margin {design.margin:g} given for a superiority design: non-inferiority "
@@ -360,7 +409,7 @@ def run_design_check(arguments) -> int:
     payload = {"experiment": design.experiment, "file": file, "valid": True,
                "sha256": design.sha256, "canonical": design.canonical_json,
                "design": design.to_dict(), "power": plan.to_dict(),
-               "approval": status.to_dict(), "notes": notes}
+               "approval": status.to_dict(), "notes": notes, "judge_endpoint": endpoint}
     text = [f"{file}: valid design",
             f"  experiment  {design.experiment}: {design.kind} on {design.primary}, "
             f"{design.arms.baseline} -> {design.arms.variant}, suite {design.suite}",
@@ -368,6 +417,8 @@ def run_design_check(arguments) -> int:
             f"  canonical   {design.canonical_json}",
             f"  power       {plan.sentence}",
             f"  approval    {status.label}: {status.sentence}"]
+    if endpoint is not None:
+        text.append(f"  endpoint    {endpoint['sentence']}")
     text += [f"  note        {note}" for note in notes]
     _emit(arguments, payload, "\n".join(text))
     return 0
@@ -376,9 +427,13 @@ def run_design_check(arguments) -> int:
 def run_approve(arguments) -> int:
     from langchef_core.designs.approval import approve
 
+    from langchef_core.designs.parse import load_workspace_design
+
     workspace = _workspace(arguments)
     outcome = approve(workspace, arguments.name, by=arguments.by)
-    _emit(arguments, outcome.to_dict(), outcome.sentence)
+    endpoint = _judge_endpoint(load_workspace_design(workspace, arguments.name))
+    text = outcome.sentence + (f"\n  {endpoint['sentence']}" if endpoint else "")
+    _emit(arguments, {**outcome.to_dict(), "judge_endpoint": endpoint}, text)
     return 0
 
 
@@ -481,6 +536,10 @@ def run_readout(arguments) -> int:
     import importlib
 
     workspace = _workspace(arguments, reports=arguments.reports)
+    if arguments.judge_endpoint:
+        # The operator's command line, never the design, widens the allow-list.
+        os.environ["LANGCHEF_JUDGE_ENDPOINTS"] = " ".join(
+            [os.environ.get("LANGCHEF_JUDGE_ENDPOINTS", ""), *arguments.judge_endpoint]).strip()
     try:
         materialize = importlib.import_module("langchef_pipeline.materialize")
         readout_experiment = materialize.readout_experiment
@@ -518,14 +577,22 @@ def _readout_summary(path: Path) -> dict:
 def run_gate(arguments) -> int:
     path = _readout_path(arguments)
     from langchef_core.inputs.errors import InputError
-    from langchef_core.readout.gate import readout_gate
+    from langchef_core.readout.gate import check_manifest, readout_gate
 
     label = str(path)
+    hint = "pass the readout.json written by `langchef readout`"
+    if path.stat().st_size > MAX_READOUT_BYTES:
+        raise InputError(f"is larger than {MAX_READOUT_BYTES >> 20} MiB; not a langchef readout",
+                         file=label, hint=hint)
+    body = path.read_bytes()
     try:
-        readout = json.loads(path.read_text(encoding="utf-8"))
+        readout = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"is not valid JSON ({error})", file=label,
-                         hint="pass the readout.json written by `langchef readout`") from None
+        raise InputError(f"is not valid JSON ({error})", file=label, hint=hint) from None
+    except (RecursionError, MemoryError):
+        raise InputError("is nested too deeply (or is too large) to be a langchef readout",
+                         file=label, hint=hint) from None
+    check_manifest(path, body)
     decision = readout_gate(readout, fail_on_inconclusive=arguments.fail_on_inconclusive,
                             file=label)
     name = decision.experiment or "readout"

@@ -11,7 +11,7 @@ from langchef_core.readout.comparisons import seed_analysis
 from langchef_core.readout.document import Evidence, readout_document
 from langchef_core.readout.experiment import DesignState
 from langchef_core.readout.item_scores import ItemScores
-from langchef_core.readout.publish import Published, publish_readout
+from langchef_core.readout.publish import Published, publish_readout, reconcile
 from langchef_pipeline.partitions import experiments
 from langchef_pipeline.resources import WorkspaceResource
 
@@ -34,7 +34,11 @@ def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: Tabl
         judge=judge_section(design, item_scores, anchor_judgements),
         extra_warnings=judge_warnings(design, anchor_judgements))
     from langchef_core.readout.document import inputs_fingerprint
-    with Ledger.for_workspace(workspace.get()) as ledger:
+    space = workspace.get()
+    with Ledger.for_workspace(space) as ledger:
+        # Versions on disk the ledger lacks (a crash, a deleted ledger) count as looks too.
+        with ledger.exclusive(design.design.experiment):
+            reconcile(ledger, space.reports, design.design.experiment)
         looks = ledger.looks(design.design.sha256, inputs_fingerprint(evidence.tables)[0])
     document = readout_document(evidence, looks)
     gate = document["gate"]
@@ -82,16 +86,13 @@ def report_index(workspace: WorkspaceResource) -> dg.MaterializeResult:
 
 
 def publish(workspace: WorkspaceResource, document: dict) -> Published:
-    """Write the version folder and, when it is new, append it to the ledger."""
+    """Write the version folder (or reuse the identical one), point `latest` at it and record
+    it in the ledger: one step under the experiment's lock, repaired by the next run if a
+    crash interrupts it."""
     from langchef_core.report import render_report, template_sha256
     space = workspace.get()
     now = datetime.now(timezone.utc)
-    published = publish_readout(space.reports, document, created_at=now, render_html=render_report,
-                                manifest={"template_sha256": template_sha256(),
-                                          "inputs": document["inputs"]})
-    if published.new:
-        with Ledger.for_workspace(space) as ledger:
-            ledger.record_readout(document["experiment"], document["design"]["sha256"],
-                                  document["inputs"]["sha256"], published.version,
-                                  document["primary"]["verdict"], taken_at=now)
-    return published
+    with Ledger.for_workspace(space) as ledger:
+        return publish_readout(space.reports, document, created_at=now, render_html=render_report,
+                               manifest={"template_sha256": template_sha256(),
+                                         "inputs": document["inputs"]}, ledger=ledger)

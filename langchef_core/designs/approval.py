@@ -11,6 +11,12 @@ value afterwards leaves the record pointing at a design that no longer exists: t
 experiment shows as *revoked (edited after approval)* and the gate refuses it until a person
 approves the new version, which keeps the old record in ``history``. The file is written to
 a temporary name and renamed into place, so a reader never sees half a record.
+
+The file alone is not evidence: anyone who can write the workspace can write JSON. Every
+approval is also appended to the ledger (``langchef.sqlite``, hash-chained) in the same
+transaction as the file is renamed into place, and :func:`verified_approval` — what a
+readout uses — refuses a file the ledger does not hold or that differs from the ledger's
+row; the approval time a readout uses is the ledger's.
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ from .power_plan import PowerPlan, assess_power
 DRAFT, APPROVED, REVOKED, INVALID = "draft", "approved", "revoked", "invalid"
 STATE_LABELS = {DRAFT: "draft", APPROVED: "approved", REVOKED: "revoked (edited after approval)",
                 INVALID: "invalid"}
-SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
+MAX_APPROVAL_BYTES = 1 << 20  # an approval with its whole history is a few KiB
+SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True)
@@ -130,8 +137,10 @@ def read_approval(workspace: Workspace, experiment: str) -> Approval | None:
         return None
     file = workspace.relative(path)
     try:
+        if path.stat().st_size > MAX_APPROVAL_BYTES:
+            raise ValueError(f"larger than {MAX_APPROVAL_BYTES >> 10} KiB")
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise InputError(f"could not be read as JSON ({error})", file=file,
                          hint="delete it and approve again with `langchef approve`") from None
     return approval_from_dict(data, file=file, experiment=experiment)
@@ -181,7 +190,8 @@ def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | No
     design = load_workspace_design(workspace, experiment)
     previous = read_approval(workspace, experiment)
     path = workspace.approval_path(experiment)
-    if previous is not None and previous.design_sha256 == design.sha256:
+    if previous is not None and previous.design_sha256 == design.sha256 and \
+            _ledger_problem(workspace, previous) is None:
         return ApprovalOutcome(
             "already_approved", previous, workspace.relative(path), None,
             f"{experiment} is already approved in this version (design {design.sha256[:12]}) "
@@ -191,8 +201,12 @@ def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | No
     approval = Approval(experiment, design.sha256, approver, moment,
                         tool_version or _tool_version(), plan.underpowered_record(),
                         plan.to_dict(), history)
-    _write_atomically(path, json.dumps(approval.to_dict(), indent=2, sort_keys=True,
-                                       ensure_ascii=False) + "\n")
+    text = json.dumps(approval.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    from .ledger import Ledger  # the ledger module builds on this one
+    with Ledger.for_workspace(workspace) as ledger:
+        ledger.record_approval(experiment, design.sha256, approver, format_utc(moment),
+                               approval.tool_version,
+                               write_file=lambda: _write_atomically(path, text))
     status = "approved" if previous is None else "reapproved"
     sentence = (f"{experiment} approved by {approver} at {format_utc(moment)} "
                 f"(design {design.sha256[:12]})")
@@ -201,6 +215,45 @@ def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | No
     if plan.underpowered:
         sentence += f"; WARNING underpowered: {plan.sentence}"
     return ApprovalOutcome(status, approval, workspace.relative(path), plan, sentence)
+
+
+def verified_approval(workspace: Workspace, experiment: str) -> Approval | None:
+    """The approval record, checked against the ledger; None when never approved.
+
+    Raises ``InputError`` (naming the approval file) when the ledger holds no such
+    approval or holds a different one: a file written or edited by hand is not evidence.
+    """
+    approval = read_approval(workspace, experiment)
+    if approval is None:
+        return None
+    problem = _ledger_problem(workspace, approval)
+    if problem is not None:
+        raise InputError(problem, file=workspace.relative(workspace.approval_path(experiment)),
+                         hint=f"approve the design again with `langchef approve {experiment} "
+                              "--by PERSON`")
+    return approval
+
+
+def _ledger_problem(workspace: Workspace, approval: Approval) -> str | None:
+    """Why the ledger does not back this approval file, or None when it does."""
+    from .ledger import Ledger  # the ledger module builds on this one
+    ledger_file = workspace.relative(workspace.ledger)
+    entries = []
+    if workspace.ledger.exists():
+        with Ledger.for_workspace(workspace) as ledger:
+            entries = [entry for entry in ledger.approvals(approval.experiment)
+                       if entry.design_sha256 == approval.design_sha256]
+    if not entries:
+        return (f"this approval of design {approval.design_sha256[:12]} is not recorded in the "
+                f"ledger {ledger_file} (approvals are evidence only when `langchef approve` "
+                "recorded them)")
+    entry = entries[-1]
+    when = format_utc(approval.approved_at)
+    if (entry.approved_by, entry.approved_at) != (approval.approved_by, when):
+        return (f"it differs from the ledger {ledger_file} (approvals row {entry.id}: approved by "
+                f"{entry.approved_by!r} at {entry.approved_at}; the file says {approval.approved_by!r} "
+                f"at {when})")
+    return None
 
 
 def approval_status(workspace: Workspace, experiment: str) -> ApprovalStatus:
@@ -212,7 +265,7 @@ def approval_status(workspace: Workspace, experiment: str) -> ApprovalStatus:
         approval = _approval_or_none(workspace, experiment)
         return ApprovalStatus(experiment, INVALID, STATE_LABELS[INVALID], None, approval,
                               error.describe())
-    approval = read_approval(workspace, experiment)
+    approval = verified_approval(workspace, experiment)
     return status_of(design, approval)
 
 

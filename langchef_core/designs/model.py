@@ -41,6 +41,9 @@ POOL_KINDS = ("full", "sampled", "hard_negative")
 GUARDRAIL_METRICS = ("latency_ms", "cost_usd")
 GUARDRAIL_STATISTICS = ("mean", "p50", "p95")
 MIN_RESAMPLES = 1000
+# The documented range of bootstrap.resamples: more buys no visible precision and can
+# exhaust memory on a large suite.
+MAX_RESAMPLES = 100_000
 # Target weights are written by hand as decimals (0.333…); allow their rounding, no more.
 WEIGHT_TOLERANCE = 1e-6
 

@@ -9,7 +9,7 @@ import numbers
 from pathlib import Path
 
 from ..inputs.workspace import NAME_PATTERN, Workspace
-from .model import (GUARDRAIL_METRICS, GUARDRAIL_STATISTICS, JUDGE_KINDS, KINDS, MIN_RESAMPLES,
+from .model import (GUARDRAIL_METRICS, GUARDRAIL_STATISTICS, JUDGE_KINDS, KINDS, MAX_RESAMPLES, MIN_RESAMPLES,
                     POOL_KINDS, PRIMARY_METRICS, RETRIEVAL_METRICS, WEIGHT_TOLERANCE,
                     ZERO_POSITIVE, Anchors, Arms, Bootstrap, Design, DesignError, Guardrail, Judge,
                     Pool, Retrieval, Slices)
@@ -94,7 +94,7 @@ class _Fields:
             raise self.error(path, f"must lie in {span}, got {_num(number)}", hint=hint)
         return number
 
-    def whole(self, value, path: tuple, *, minimum: int, hint=None) -> int:
+    def whole(self, value, path: tuple, *, minimum: int, hint=None, maximum: int | None = None) -> int:
         # 1e4 is a natural way to write ten thousand; 10.5 is not a count.
         if isinstance(value, float) and value.is_integer():
             value = int(value)
@@ -102,6 +102,8 @@ class _Fields:
             raise self.error(path, f"must be a whole number, got {_shown(value)}", hint=hint)
         if value < minimum:
             raise self.error(path, f"must be at least {minimum}, got {value}", hint=hint)
+        if maximum is not None and value > maximum:
+            raise self.error(path, f"must be at most {maximum}, got {value}", hint=hint)
         return int(value)
 
     def text_list(self, value, path: tuple, *, options=None, allow_empty=False) -> tuple:
@@ -152,6 +154,9 @@ _TOP_OPTIONAL = ("alpha", "power", "bootstrap", "margin", "retrieval", "slices",
                  "assumed_sd", "seeds")
 
 
+MAX_DESIGN_BYTES = 256 * 1024
+
+
 def parse_design(text: str, *, file: str = "design", experiment: str | None = None) -> Design:
     """Validate a design given as YAML text; ``experiment`` is the name the file implies."""
     data, lines = parse_yaml(text, file)
@@ -165,10 +170,18 @@ def load_design(path: str | Path, *, label: str | None = None) -> Design:
     if not path.is_file():
         raise DesignError("design file not found", file=file,
                           hint="write it under experiments/ (see `langchef init`)")
+    if path.stat().st_size > MAX_DESIGN_BYTES:
+        raise DesignError(f"the file is larger than {MAX_DESIGN_BYTES // 1024} KiB; a design is "
+                          "a short pre-registration", file=file,
+                          hint="keep long descriptions out of the design")
+    raw = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise DesignError("the file is not UTF-8 text", file=file) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise DesignError(f"the file is not UTF-8 text (byte {error.start + 1} cannot be "
+                          "decoded)", file=file, line=line,
+                          hint="save it as UTF-8") from None
     return parse_design(text, file=file, experiment=path.stem)
 
 
@@ -278,7 +291,27 @@ def judge_view(value, fields: _Fields) -> Judge:
         if key == "kind" or (key == "id" and kind == "recorded"):
             continue
         settings[key] = _loose_setting(item, path + (key,), fields)
+    if kind == "openai_compatible":
+        _endpoint_settings(settings, path, fields)
     return Judge(kind, judge_id, settings)
+
+
+def _endpoint_settings(settings: dict, path: tuple, fields: _Fields) -> None:
+    """A design names its endpoint (base_url, checked for https) but never its secret."""
+    from ..scoring.judges.openai_compatible import check_transport
+    from ..scoring.judges.spec import refused_key_sentence
+    for key in settings:
+        sentence = refused_key_sentence(key)
+        if sentence:
+            raise fields.error(path + (key,), "is not allowed in a design",
+                               hint=sentence.split("; ", 1)[1])
+    base_url = settings.get("base_url")
+    if isinstance(base_url, str):
+        try:
+            check_transport(base_url)
+        except ValueError as error:
+            raise fields.error(path + ("base_url",), str(error),
+                               hint="use the endpoint's https address") from None
 
 
 def _loose_setting(value, path: tuple, fields: _Fields):
@@ -306,7 +339,8 @@ def _bootstrap(value, fields: _Fields) -> Bootstrap:
     resamples = Bootstrap.resamples
     if value.get("resamples") is not None:
         resamples = fields.whole(value["resamples"], path + ("resamples",), minimum=MIN_RESAMPLES,
-                                 hint="a percentile interval needs at least 1000 resamples; "
+                                 maximum=MAX_RESAMPLES,
+                                 hint=f"use {MIN_RESAMPLES} to {MAX_RESAMPLES} resamples; "
                                       "10000 is the default")
     seed = Bootstrap.seed
     if value.get("seed") is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pandas as pd
 
@@ -14,14 +14,20 @@ from .gate_checks import (INVALID_TIMESTAMP, NO_APPROVAL, TRAFFIC_BEFORE_APPROVA
                           ordered_arms, passed_check, refused_check, run_label)
 from .model import Design
 
+# A run row may be stamped this far ahead of this machine's clock (two machines' clocks
+# disagree a little); a time further ahead cannot have been recorded yet and is refused.
+CLOCK_SKEW = timedelta(minutes=5)
+
 # --------------------------------------------------------------------------------------
 # approved_before_traffic
 # --------------------------------------------------------------------------------------
 
 def approved_before_traffic(approval: Approval | None, runs: Mapping[str, pd.DataFrame], *,
                             files: Mapping[str, str] | None = None,
-                            design: Design | None = None) -> GateCheck:
-    """Refuse when any run row was created before the approval.
+                            design: Design | None = None,
+                            now: datetime | None = None) -> GateCheck:
+    """Refuse when any run row was created before the approval, or in the future (beyond
+    :data:`CLOCK_SKEW` past ``now``, default this machine's clock).
 
     Rows are compared on ``created_at`` (ISO-8601 with a zone; a time without a zone is
     refused, since it cannot be placed relative to a UTC approval). Rows without a time
@@ -32,6 +38,7 @@ def approved_before_traffic(approval: Approval | None, runs: Mapping[str, pd.Dat
         return refused_check(name, NO_APPROVAL, "there is no approval to compare traffic with; a "
                                            "person must approve the design first")
     approved_at = approval.approved_at
+    latest_possible = (now or datetime.now(timezone.utc)) + CLOCK_SKEW
     untimed: dict[str, int] = {}
     offending: list[dict] = []
     for arm in ordered_arms(runs, design):
@@ -48,6 +55,14 @@ def approved_before_traffic(approval: Approval | None, runs: Mapping[str, pd.Dat
                 sentence = InputError(moment, file=label, column="created_at", row=int(row),
                                       hint="write times as ISO-8601 with a zone, e.g. "
                                            "2024-05-01T12:00:00Z").describe()
+                return refused_check(name, INVALID_TIMESTAMP, sentence,
+                                     details={"file": label, "row": int(row), "arm": arm})
+            elif moment > latest_possible:
+                sentence = InputError(
+                    f"created at {format_utc(moment)}, in the future (more than "
+                    f"{int(CLOCK_SKEW.total_seconds() // 60)} minutes ahead of this machine's clock)",
+                    file=label, column="created_at", row=int(row),
+                    hint="record the time the answer was produced, in UTC").describe()
                 return refused_check(name, INVALID_TIMESTAMP, sentence,
                                      details={"file": label, "row": int(row), "arm": arm})
             elif moment < approved_at:

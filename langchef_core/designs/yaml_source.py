@@ -1,5 +1,10 @@
 """Reading a design's YAML: PyYAML's node API under the YAML 1.2 core schema, with the
-line of every value kept so each rejected field is reported where it stands."""
+line of every value kept so each rejected field is reported where it stands.
+
+Bounded: a design is small, so anchors and aliases (``&a`` / ``*a``, the means of a
+"billion laughs" bomb that a few hundred bytes can make exhaust memory), nesting deeper
+than :data:`MAX_DEPTH` and more than :data:`MAX_NODES` values are refused while the file is
+composed, before anything is built from it."""
 
 from __future__ import annotations
 
@@ -13,8 +18,37 @@ from .model import DesignError, nfc
 # YAML with line numbers
 # --------------------------------------------------------------------------------------
 
+MAX_DEPTH = 32
+MAX_NODES = 20_000
+
+
 class _DesignLoader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema scalars (see the module docstring)."""
+    """SafeLoader with YAML 1.2 core-schema scalars, refusing aliases, anchors, deep nesting
+    and huge documents (see the module docstring)."""
+
+    file = "design"
+    _depth = 0
+    _nodes = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        line = event.start_mark.line + 1 if event.start_mark else None
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise DesignError("uses a YAML anchor or alias (&name / *name), which designs do not "
+                              "allow", file=self.file, line=line,
+                              hint="write the value out in full")
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise DesignError(f"has more than {MAX_NODES} values; a design is a short "
+                              "pre-registration", file=self.file, line=line)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise DesignError(f"is nested more than {MAX_DEPTH} levels deep", file=self.file,
+                                  line=line, hint="flatten the structure")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _REPLACED_TAGS = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
@@ -45,6 +79,7 @@ _DesignLoader.add_constructor("tag:yaml.org,2002:int", _construct_decimal_int)
 def parse_yaml(text: str, file: str) -> tuple[object, dict]:
     """The document as plain values, plus the 1-based line of every key and list item."""
     loader = _DesignLoader(text)
+    loader.file = file
     try:
         node = loader.get_single_node()
         if node is None:
@@ -57,8 +92,13 @@ def parse_yaml(text: str, file: str) -> tuple[object, dict]:
         raise DesignError(f"not valid YAML ({problem})", file=file,
                           line=mark.line + 1 if mark else None,
                           hint="fix the indentation or quoting at that line") from None
+    except DesignError:
+        raise
     except (yaml.YAMLError, ValueError) as error:
         raise DesignError(f"not valid YAML ({error})", file=file) from None
+    except (RecursionError, MemoryError):
+        raise DesignError("is too deeply nested or too large to read", file=file,
+                          hint="a design is a short YAML mapping (see `langchef init`)") from None
     finally:
         loader.dispose()
     lines: dict[tuple, int] = {(): node.start_mark.line + 1}

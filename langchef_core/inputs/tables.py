@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -10,6 +12,9 @@ import pandas as pd
 from .errors import InputError
 
 TABLE_SUFFIXES = (".jsonl", ".csv", ".parquet")
+# A workspace table larger than this is refused before it is read (it would not fit the
+# in-memory comparison anyway); raise it here if a suite really needs more.
+MAX_TABLE_BYTES = 1 << 30
 
 
 def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
@@ -26,15 +31,21 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
                          hint="use .jsonl, .csv or .parquet")
     if not path.is_file():
         raise InputError("file not found", file=name)
+    if path.stat().st_size > MAX_TABLE_BYTES:
+        raise InputError(f"is larger than {MAX_TABLE_BYTES >> 20} MiB", file=name,
+                         hint="split the suite, or raise MAX_TABLE_BYTES in langchef_core/inputs/tables.py")
     try:
         if path.suffix == ".jsonl":
             frame = _read_jsonl(path, name)
         elif path.suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+            frame = _read_csv(path, name)
         else:
             frame = pd.read_parquet(path)
     except InputError:
         raise
+    except (MemoryError, RecursionError):
+        raise InputError("is too large or too deeply nested to read", file=name,
+                         hint="keep the table flat and within the available memory") from None
     except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as error:
         raise InputError(f"could not be read ({error})", file=name,
                          hint="check that the file is a valid, UTF-8 " + path.suffix.lstrip(".")) from None
@@ -46,10 +57,37 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
     return frame
 
 
+def _read_csv(path: Path, name: str) -> pd.DataFrame:
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise InputError(f"is not UTF-8 text (byte {error.start + 1}, on line {line}, cannot be "
+                         "decoded)", file=name, row=line - 1 if line > 1 else None,
+                         hint="save the file as UTF-8") from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the first column
+    header = next(csv.reader(io.StringIO(text)), [])
+    seen: dict[str, int] = {}
+    for position, column in enumerate(header, start=1):
+        if column in seen:
+            raise InputError(f"appears twice in the header (columns {seen[column]} and "
+                             f"{position})", file=name, column=column,
+                             hint="give every column its own name")
+        seen[column] = position
+    return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""])
+
+
 def _read_jsonl(path: Path, name: str) -> pd.DataFrame:
     records, lines = [], []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(f"line is not UTF-8 text (byte {error.start + 1} of the line "
+                                 "cannot be decoded)", file=name, row=number,
+                                 hint="save the file as UTF-8") from None
             if not line.strip():
                 continue
             try:
@@ -57,6 +95,9 @@ def _read_jsonl(path: Path, name: str) -> pd.DataFrame:
             except json.JSONDecodeError as error:
                 raise InputError(f"line is not valid JSON ({error.msg})", file=name, row=number,
                                  hint="write one JSON object per line") from None
+            except RecursionError:
+                raise InputError("line is nested too deeply to read", file=name, row=number,
+                                 hint="write one flat JSON object per line") from None
             if not isinstance(record, dict):
                 raise InputError("line is not a JSON object", file=name, row=number,
                                  hint="write one JSON object per line")

@@ -12,8 +12,8 @@ from .tables import TABLE_SUFFIXES
 
 DEFAULT_WORKSPACE = "evals"
 # Experiment, suite, arm and anchor-set names become file and folder names: keep them plain.
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-SEED_SUFFIX = re.compile(r"^seed[0-9]{1,6}$")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")  # \Z: no trailing newline
+SEED_SUFFIX = re.compile(r"^seed[0-9]{1,6}\Z")
 
 
 def check_name(name: str, kind: str = "experiment") -> str:
@@ -102,11 +102,14 @@ class Workspace:
         except ValueError:
             return str(path)
 
-    @staticmethod
-    def _table(stem_folder: Path, name: str) -> Path:
-        """The existing table for a name, whatever its extension; .jsonl when none exists."""
-        for suffix in TABLE_SUFFIXES:
-            candidate = stem_folder / f"{name}{suffix}"
-            if candidate.exists():
-                return candidate
-        return stem_folder / f"{name}.jsonl"
+    def _table(self, stem_folder: Path, name: str) -> Path:
+        """The existing table for a name, whatever its extension; .jsonl when none exists.
+        Two files for one name (``a.jsonl`` and ``a.csv``) are refused, naming both: reading
+        one silently would leave the other unread and out of the fingerprint."""
+        found = [stem_folder / f"{name}{suffix}" for suffix in TABLE_SUFFIXES
+                 if (stem_folder / f"{name}{suffix}").exists()]
+        if len(found) > 1:
+            names = " and ".join(self.relative(path) for path in found)
+            raise InputError(f"{names} are one table in {len(found)} formats; langchef will not "
+                             "guess which one to read", hint="keep exactly one of them")
+        return found[0] if found else stem_folder / f"{name}.jsonl"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..designs.approval import Approval, read_approval
+from ..designs.approval import Approval, verified_approval
 from ..designs.model import Design
 from ..designs.parse import load_workspace_design
 from ..inputs.loading import TableLoad, load_table
@@ -38,7 +38,7 @@ class DesignState:
 
 def load_design_state(workspace: Workspace, experiment: str) -> DesignState:
     design = load_workspace_design(workspace, experiment)
-    return DesignState(design=design, approval=read_approval(workspace, experiment),
+    return DesignState(design=design, approval=verified_approval(workspace, experiment),
                        label=workspace.relative(workspace.design_path(experiment)))
 
 

@@ -1,12 +1,23 @@
 """`langchef gate`: re-derive the CI decision from a readout's numbers (verdict from the
 interval, non-inferiority from the margin, guardrails from their intervals) rather than
-trusting its labels."""
+trusting its labels.
+
+Every label is re-derived and must agree with the numbers it came from: the verdict from
+``low``/``high``, non-inferiority from ``low``/``high``/``margin``, a cost guardrail from
+``relative_low``/``max_increase``, a protected slice from ``high``/``p_adjusted``/alpha. A
+label that disagrees means the file was altered (exit 2). When a ``manifest.json`` sits
+beside the readout, its SHA-256 of readout.json must match the bytes
+(:func:`check_manifest`).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import numbers
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..inputs.errors import InputError
 from ..stats.records import Record
@@ -64,6 +75,7 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
     noninferiority = primary.get("noninferiority")
     if noninferiority is not None and noninferiority not in NONINFERIORITY:
         bad("primary.noninferiority", "must be one of " + ", ".join(NONINFERIORITY) + " or null")
+    _check_labels(primary, bad)
 
     metric = primary.get("metric", "the primary metric")
     derived = []
@@ -72,7 +84,8 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
     if noninferiority == "failed":
         derived.append(f"non-inferiority failed: the interval {_interval(primary)} lies beyond "
                        f"the margin -{_number(primary.get('margin'))}")
-    derived += _breached_guardrails(readout.get("guardrails"), bad)
+    alpha = primary.get("alpha") if _is_number(primary.get("alpha")) else 0.05
+    derived += _breached_guardrails(readout.get("guardrails"), bad, alpha)
     if gate["passed"] and derived:
         bad("gate.passed", "says the gate passed, but the readout's own content fails it ("
             + "; ".join(derived) + ")",
@@ -105,7 +118,63 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
         fail_on_inconclusive=fail_on_inconclusive)
 
 
-def _breached_guardrails(guardrails, bad) -> list[str]:
+def _check_labels(primary: dict, bad) -> None:
+    """The verdict and non-inferiority labels must follow from the interval and margin."""
+    low, high = primary.get("low"), primary.get("high")
+    for key, value in (("low", low), ("high", high)):
+        if not _is_number(value):
+            bad(f"primary.{key}", "is missing or not a finite number; the gate re-derives the "
+                                  "verdict from the interval")
+    if low > high:
+        bad("primary.low", f"is above primary.high ({low:g} > {high:g})")
+    expected = "regression" if high < 0 else "improvement" if low > 0 else "inconclusive"
+    altered = "the readout was altered or built wrongly; take it again"
+    if primary["verdict"] != expected:
+        bad("primary.verdict", f"says {primary['verdict']!r}, but its interval "
+            f"[{low:+.4g}, {high:+.4g}] makes it {expected!r}", hint=altered)
+    margin, recorded = primary.get("margin"), primary.get("noninferiority")
+    if margin is None:
+        if recorded is not None:
+            bad("primary.margin", "is missing, but a non-inferiority outcome is reported; the "
+                                  "gate re-derives it from the margin")
+        return
+    if not _is_number(margin) or margin < 0:
+        bad("primary.margin", "must be a non-negative number or null")
+    outcome = "held" if low > -margin else "failed" if high < -margin else "unresolved"
+    if recorded != outcome:
+        bad("primary.noninferiority", f"says {recorded!r}, but the interval "
+            f"[{low:+.4g}, {high:+.4g}] against the margin -{margin:g} makes it {outcome!r}",
+            hint=altered)
+
+
+def check_manifest(readout_path: Path, body: bytes, *, file: str | None = None) -> bool:
+    """When ``manifest.json`` sits beside the readout, its SHA-256 of readout.json must match
+    ``body``; returns whether a manifest was checked. Raises ``InputError`` otherwise."""
+    manifest_path = Path(readout_path).with_name("manifest.json")
+    if not manifest_path.is_file():
+        return False
+    label = file or str(manifest_path)
+    hint = "published readouts are never edited; take the readout again with `langchef readout`"
+    try:
+        if manifest_path.stat().st_size > 1 << 20:
+            raise InputError("is larger than 1 MiB; not a langchef manifest", file=label)
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise InputError(f"cannot be read as JSON ({type(error).__name__}: {error})", file=label,
+                         hint=hint) from None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    expected = files.get("readout.json") if isinstance(files, dict) else None
+    if not isinstance(expected, str):
+        raise InputError("has no SHA-256 of readout.json", file=label, column="files.readout.json",
+                         hint=hint)
+    if hashlib.sha256(body).hexdigest() != expected:
+        raise InputError("its SHA-256 of readout.json does not match the file beside it: the "
+                         "readout was changed after it was published", file=label,
+                         column="files.readout.json", hint=hint)
+    return True
+
+
+def _breached_guardrails(guardrails, bad, alpha: float = 0.05) -> list[str]:
     """Guardrails as a list of entries (or a mapping of name to entry) with ``breached``."""
     if guardrails is None:
         return []
@@ -120,6 +189,12 @@ def _breached_guardrails(guardrails, bad) -> list[str]:
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict) or not isinstance(entry.get("breached"), bool):
             bad(f"guardrails[{index + 1}].breached", "is missing or not true/false")
+        derived = _guardrail_breached(entry, index, bad, alpha)
+        if derived != entry["breached"]:
+            bad(f"guardrails[{index + 1}].breached",
+                f"says {str(entry['breached']).lower()}, but the guardrail's own numbers say "
+                f"{str(derived).lower()}", hint="the readout was altered or built wrongly; take "
+                                                 "it again")
         if entry["breached"]:
             label = entry.get("name") or " of ".join(
                 str(entry[key]) for key in ("statistic", "metric") if key in entry) or \
@@ -131,6 +206,29 @@ def _breached_guardrails(guardrails, bad) -> list[str]:
                 detail = f": up {increase:.1%}, limit {limit:.1%}"
             reasons.append(f"guardrail breached: {label}{detail}")
     return reasons
+
+
+def _guardrail_breached(entry: dict, index: int, bad, alpha: float) -> bool:
+    """Re-derive one guardrail from its numbers (cost: relative interval against the allowed
+    increase; protected slice: interval below zero and Holm-adjusted p below alpha)."""
+    field = f"guardrails[{index + 1}]"
+    kind = entry.get("kind")
+
+    def number(key):
+        value = entry.get(key)
+        if not _is_number(value):
+            bad(f"{field}.{key}", "is missing or not a finite number; the gate re-derives every "
+                                  "guardrail from its numbers")
+        return value
+
+    if kind == "cost":
+        if entry.get("relative_low") is None:  # no relative change could be formed: unresolved
+            return False
+        return number("relative_low") > number("max_increase")
+    if kind == "slice":
+        return number("high") < 0 and number("p_adjusted") < alpha
+    bad(f"{field}.kind", "must be 'cost' or 'slice' (the gate re-derives each guardrail from "
+                         "its numbers)")
 
 
 def _is_number(value) -> bool:

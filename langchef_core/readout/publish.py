@@ -5,6 +5,22 @@ the link. Each version is written completely into a temporary folder beside its 
 and renamed into place in one step: a reader sees either nothing or the whole readout. A
 readout whose content equals an earlier version (same inputs, same code) is not published
 again; the earlier version is returned.
+
+Publishing is one consistent step, and every run repairs what a crash left behind. Under
+the experiment's exclusive lock (:meth:`Ledger.exclusive`) a publish
+
+1. removes staging folders and ``latest`` links left by a crashed run, and refuses a
+   ``latest`` that is not a link (it would otherwise be published past);
+2. reconciles the ledger with the disk: every intact version folder without its ledger row
+   gets it (time and verdict from its manifest and readout);
+3. returns an identical earlier version if there is one, or writes the next version:
+   staging folder → pending ``publications`` row → rename into place → ``latest`` →
+   ``readouts`` row;
+4. points ``latest`` at the version whose content matches the current inputs, also when it
+   is an earlier one.
+
+A crash between any two steps is healed by the next run. ``LANGCHEF_FAULT_AT=<step>``
+(one of :data:`FAULT_STEPS`) ends the process at that step, for the tests that prove it.
 """
 
 from __future__ import annotations
@@ -20,11 +36,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from ..designs.ledger import Ledger
+from ..inputs.errors import InputError
 from ..inputs.workspace import check_name
 from ..stats.records import Record
 
 FORMAT = 1
-VERSION_FOLDER = re.compile(r"^v([1-9][0-9]*)$")
+VERSION_FOLDER = re.compile(r"^v([1-9][0-9]*)\Z")
+STAGING_PREFIX = ".staging-"
+FAULT_VARIABLE = "LANGCHEF_FAULT_AT"
+FAULT_STEPS = ("staged", "pending", "renamed", "latest", "recorded")
 
 
 @dataclass(frozen=True)
@@ -50,26 +71,60 @@ def published_versions(reports_root: Path, experiment: str) -> list[int]:
                   if entry.is_dir() and not entry.is_symlink() and (match := VERSION_FOLDER.match(entry.name)))
 
 
+def experiment_reports(reports_root: Path, experiment: str) -> Path:
+    """``reports_root/<experiment>``, refusing a link that would put it outside the reports."""
+    name = check_name(experiment)
+    folder = Path(reports_root) / name
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise InputError("is a link or a file, not the folder langchef writes versions into",
+                         file=str(folder), hint="remove it (publishing writes only inside the "
+                                                "reports folder), then run again")
+    return folder
+
+
 def publish_readout(reports_root: Path, readout: dict, *, created_at: datetime,
                     render_html: Callable[[dict, datetime], str],
-                    manifest: dict | None = None) -> Published:
+                    manifest: dict | None = None, ledger: Ledger | None = None) -> Published:
     """Write ``readout`` as the next version of its experiment, or return the identical one.
 
     ``readout["version"]`` is set here. ``render_html(readout, created_at)`` renders the page;
-    the creation time is passed in so rendering stays a pure function of its inputs.
+    the creation time is passed in so rendering stays a pure function of its inputs. With a
+    ``ledger``, the whole step runs under the experiment's lock and the ledger records it
+    (see the module doc); without one, only the folders are written.
     """
     experiment = check_name(readout["experiment"])
-    folder = Path(reports_root) / experiment
+    if ledger is None:
+        return _publish_locked(reports_root, experiment, readout, created_at, render_html,
+                               manifest, None)
+    with ledger.exclusive(experiment):
+        return _publish_locked(reports_root, experiment, readout, created_at, render_html,
+                               manifest, ledger)
+
+
+def _publish_locked(reports_root, experiment, readout, created_at, render_html, manifest,
+                    ledger) -> Published:
+    folder = experiment_reports(reports_root, experiment)
+    folder.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(folder)
+    if ledger is not None:
+        reconcile(ledger, reports_root, experiment)
     versions = published_versions(reports_root, experiment)
     for version in reversed(versions):
         if _same_content(folder / f"v{version}" / "readout.json", readout):
+            _point_latest(folder, version)
             return _located(folder, experiment, version, new=False)
-    folder.mkdir(parents=True, exist_ok=True)
     version = (versions[-1] if versions else 0) + 1
+    head = ledger.head() if ledger is not None else None
     while True:
-        staged = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
+        staged = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
         try:
-            _write_version(staged, {**readout, "version": version}, created_at, render_html, manifest)
+            extra = {**(manifest or {}), **({"ledger_head": head} if head else {})}
+            body = _write_version(staged, {**readout, "version": version}, created_at,
+                                  render_html, extra)
+            _fault("staged")
+            if ledger is not None:
+                ledger.record_publication(experiment, version, hashlib.sha256(body).hexdigest())
+            _fault("pending")
             os.rename(staged, folder / f"v{version}")  # fails if another writer took v<N>
             break
         except OSError:
@@ -80,11 +135,92 @@ def publish_readout(reports_root: Path, readout: dict, *, created_at: datetime,
         except BaseException:
             shutil.rmtree(staged, ignore_errors=True)
             raise
+    _fault("renamed")
     _point_latest(folder, version)
+    _fault("latest")
+    if ledger is not None:
+        _record(ledger, experiment, version, {**readout, "version": version}, created_at)
+    _fault("recorded")
     return _located(folder, experiment, version, new=True)
 
 
-def _write_version(staged: Path, readout: dict, created_at: datetime, render_html, manifest) -> None:
+def clean_leftovers(folder: Path) -> list[str]:
+    """Remove staging folders and staged ``latest`` links a crashed publish left behind, and
+    refuse a ``latest`` that is not a link. Call it holding the experiment's lock."""
+    removed = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry.name)
+        elif entry.name.startswith(".latest-") and entry.is_symlink():
+            entry.unlink()
+            removed.append(entry.name)
+    latest = folder / "latest"
+    if (latest.exists() or latest.is_symlink()) and not latest.is_symlink():
+        raise InputError("is a real folder or file, not the link langchef keeps to the current "
+                         "readout", file=str(latest),
+                         hint="move it out of the reports folder, then run again")
+    return removed
+
+
+def reconcile(ledger: Ledger, reports_root: Path, experiment: str) -> list[int]:
+    """Give every intact version folder of ``experiment`` its ledger row; returns the versions
+    recorded now. Damaged folders (unreadable readout, hash not matching the manifest) are
+    left out: the index marks them damaged."""
+    recorded = ledger.recorded_versions(experiment)
+    added = []
+    folder = Path(reports_root) / check_name(experiment)
+    if folder.is_symlink():
+        return added
+    for version in published_versions(reports_root, experiment):
+        if version in recorded:
+            continue
+        intact = read_intact_version(folder / f"v{version}")
+        if intact is None:
+            continue
+        readout, manifest = intact
+        if readout.get("experiment") != experiment or readout.get("version") != version:
+            continue
+        try:
+            created = datetime.fromisoformat(str(manifest.get("created_at")).replace("Z", "+00:00"))
+            _record(ledger, experiment, version, readout, created)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue  # not a readout this langchef wrote: leave it out of the look count
+        added.append(version)
+    return added
+
+
+def read_intact_version(folder: Path) -> tuple[dict, dict] | None:
+    """A version's readout and manifest when both parse and the manifest's hash of
+    readout.json matches; None otherwise."""
+    try:
+        body = (folder / "readout.json").read_bytes()
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        readout = json.loads(body.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(readout, dict) or not isinstance(manifest, dict):
+        return None
+    expected = (manifest.get("files") or {}).get("readout.json") if isinstance(
+        manifest.get("files"), dict) else None
+    if expected != hashlib.sha256(body).hexdigest():
+        return None
+    return readout, manifest
+
+
+def _record(ledger: Ledger, experiment: str, version: int, readout: dict, created_at) -> None:
+    ledger.record_readout(experiment, readout["design"]["sha256"], readout["inputs"]["sha256"],
+                          version, readout["primary"]["verdict"], taken_at=created_at)
+
+
+def _fault(step: str) -> None:
+    """End the process here when LANGCHEF_FAULT_AT names this step (crash tests only)."""
+    if os.environ.get(FAULT_VARIABLE) == step:
+        os._exit(99)
+
+
+def _write_version(staged: Path, readout: dict, created_at: datetime, render_html,
+                   manifest) -> bytes:
     body = readout_bytes(readout)
     page = render_html(readout, created_at).encode("utf-8")
     (staged / "readout.json").write_bytes(body)
@@ -101,7 +237,11 @@ def _write_version(staged: Path, readout: dict, created_at: datetime, render_htm
         **(manifest or {}),
     }
     (staged / "manifest.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    for name in ("readout.json", "index.html", "manifest.json"):
+        with open(staged / name, "rb") as handle:
+            os.fsync(handle.fileno())
     os.chmod(staged, 0o755)
+    return body
 
 
 def _same_content(path: Path, readout: dict) -> bool:
@@ -109,7 +249,9 @@ def _same_content(path: Path, readout: dict) -> bool:
         return False
     try:
         earlier = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    if not isinstance(earlier, dict):
         return False
     earlier.pop("version", None)
     current = {key: value for key, value in readout.items() if key != "version"}
@@ -117,12 +259,15 @@ def _same_content(path: Path, readout: dict) -> bool:
 
 
 def _point_latest(folder: Path, version: int) -> None:
-    """Swap the ``latest`` link atomically to the newest version."""
+    """Swap the ``latest`` link atomically to ``version`` (a no-op when it already is)."""
+    latest = folder / "latest"
+    if latest.is_symlink() and os.readlink(latest) == f"v{version}":
+        return
     staged = folder / f".latest-{os.getpid()}"
     if staged.is_symlink() or staged.exists():
         staged.unlink()
     os.symlink(f"v{version}", staged, target_is_directory=True)
-    os.replace(staged, folder / "latest")
+    os.replace(staged, latest)
 
 
 def _located(folder: Path, experiment: str, version: int, *, new: bool) -> Published:

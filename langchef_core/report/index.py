@@ -14,6 +14,7 @@ folder, is not an experiment and is left out.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -31,6 +32,7 @@ from .view_model import verdict_sentence
 
 INDEX_TEMPLATE = "index.html"
 INDEX_FILE = "index.html"
+MAX_JSON_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -86,9 +88,15 @@ def read_listings(reports_root: Path) -> list[ExperimentListing]:
             continue
         entries, hypothesis = [], None
         for version in reversed(versions):
-            readout, manifest = _read_version(folder / f"v{version}", entry.name)
+            try:
+                readout, manifest = _read_version(folder / f"v{version}", entry.name)
+                listed = _entry(entry.name, version, readout, manifest, folder)
+            except InputError as error:
+                # One damaged old version must not hide, or block, every other readout.
+                entries.append(_damaged(entry.name, version, error))
+                continue
             hypothesis = hypothesis if hypothesis is not None else readout.get("hypothesis")
-            entries.append(_entry(entry.name, version, readout, manifest, folder))
+            entries.append(listed)
         latest = folder / "latest"
         listings.append(ExperimentListing(
             experiment=entry.name, hypothesis=hypothesis,
@@ -136,6 +144,13 @@ def _is_experiment_name(name: str) -> bool:
 def _read_version(folder: Path, experiment: str) -> tuple[dict, dict]:
     readout = _read_json(folder / "readout.json")
     manifest = _read_json(folder / "manifest.json")
+    files = manifest.get("files")
+    expected = files.get("readout.json") if isinstance(files, dict) else None
+    if isinstance(expected, str) and \
+            hashlib.sha256((folder / "readout.json").read_bytes()).hexdigest() != expected:
+        raise InputError("does not match the SHA-256 its manifest.json records: it was changed "
+                         "after it was published", file=str(folder / "readout.json"),
+                         hint="published files are never edited; publish it again")
     if readout.get("experiment") != experiment:
         raise InputError(f"the readout names experiment {readout.get('experiment')!r} but sits in "
                          f"the folder of {experiment!r}", file=str(folder / "readout.json"),
@@ -144,15 +159,24 @@ def _read_version(folder: Path, experiment: str) -> tuple[dict, dict]:
     return readout, manifest
 
 
+def _damaged(experiment: str, version: int, error: InputError) -> VersionEntry:
+    return VersionEntry(version=version, verdict="damaged", word="DAMAGED", tone="worse",
+                        sentence=f"This version cannot be read ({error.describe()})",
+                        gate_passed=None, created_at=None,
+                        link=f"{quote(experiment)}/v{version}/{INDEX_FILE}")
+
+
 def _read_json(path: Path) -> dict:
     try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            raise InputError(f"is larger than {MAX_JSON_BYTES // 2**20} MiB", file=str(path))
         value = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("missing from a published version", file=str(path),
                          hint="a version folder holds index.html, readout.json and manifest.json; "
                               "remove the incomplete folder or publish it again") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"not valid JSON ({error})", file=str(path),
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, MemoryError) as error:
+        raise InputError(f"not valid JSON ({type(error).__name__}: {error})", file=str(path),
                          hint="published files are never edited; restore it from the "
                               "manifest's hashes or publish again") from None
     if not isinstance(value, dict):

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from .filters import FILTERS
 from .view_model import build_report_view
@@ -80,9 +80,26 @@ def _environment(folder: str) -> jinja2.Environment:
         autoescape=True,                  # every template here is HTML
         undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        finalize=isolate_bidi,
     )
     env.filters.update(FILTERS)
     return env
+
+
+# Explicit directional formatting (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI, LRM, RLM,
+# ALM): in a value from a workspace file they could reorder the text around them, so that
+# an approver's name or a golden's answer reads as something else.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+                          "\u200e\u200f\u061c")
+
+
+def isolate_bidi(value):
+    """Every printed text holding a directional control is wrapped in ``<bdi>``, so its
+    direction cannot leak into the text around it (text without one is left as it is)."""
+    if isinstance(value, str) and not isinstance(value, Markup) and \
+            not BIDI_CONTROLS.isdisjoint(value):
+        return Markup("<bdi>") + escape(value) + Markup("</bdi>")
+    return value
 
 
 def stylesheet() -> Markup:

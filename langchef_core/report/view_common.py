@@ -102,6 +102,20 @@ def need_field(mapping: Mapping, key: str, where: str):
     return mapping[key]
 
 
+# A golden's text is shown up to this many characters; the rest stays in readout.json.
+MAX_CELL_CHARS = 4000
+
+
+def cell_text(value) -> str | None:
+    """Free text for a table cell, cut at MAX_CELL_CHARS with a note saying where the rest is."""
+    text = text_or_none(value)
+    if text is None or len(text) <= MAX_CELL_CHARS:
+        return text
+    rest = len(text) - MAX_CELL_CHARS
+    return (text[:MAX_CELL_CHARS] + f" … [{rest:,} more characters not shown; the full text "
+            "is in readout.json]")
+
+
 def text_or_none(value) -> str | None:
     """Free text as text; structured inputs (a list of chat messages, say) as pretty JSON."""
     if value is None or isinstance(value, str):

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .filters import as_json
-from .view_common import DRIFT_LEVEL_WORDS, WARNING_TITLES, as_sentence, need_field, text_or_none
+from .view_common import (DRIFT_LEVEL_WORDS, WARNING_TITLES, as_sentence, cell_text, need_field,
+                          text_or_none)
 
 
 @dataclass(frozen=True)
@@ -167,13 +168,13 @@ def goldens_view(readout, primary) -> GoldensView:
 def _changed(entry) -> ChangedGolden:
     return ChangedGolden(
         example_id=text_or_none(need_field(entry, "example_id", "broke/fixed entry")),
-        input=text_or_none(entry.get("input")), ideal=text_or_none(entry.get("ideal")),
-        baseline_output=text_or_none(entry.get("baseline_output")),
-        variant_output=text_or_none(entry.get("variant_output")),
+        input=cell_text(entry.get("input")), ideal=cell_text(entry.get("ideal")),
+        baseline_output=cell_text(entry.get("baseline_output")),
+        variant_output=cell_text(entry.get("variant_output")),
         baseline_criterion=text_or_none(entry.get("baseline_criterion")),
         variant_criterion=text_or_none(entry.get("variant_criterion")),
-        baseline_rationale=text_or_none(entry.get("baseline_rationale")),
-        variant_rationale=text_or_none(entry.get("variant_rationale")))
+        baseline_rationale=cell_text(entry.get("baseline_rationale")),
+        variant_rationale=cell_text(entry.get("variant_rationale")))
 
 
 def design_view(design, unit) -> DesignView:

@@ -11,13 +11,19 @@ import pytest
 from .conftest import one_sentence
 
 
+INTERVALS = {"improvement": (0.1, 0.02, 0.18), "regression": (-0.2, -0.278, -0.122),
+             "inconclusive": (-0.01, -0.04, 0.02)}
+
+
 def readout(verdict="improvement", noninferiority=None, passed=True, reasons=(),
             guardrails=None, kind="superiority"):
+    difference, low, high = INTERVALS[verdict]
     document = {"format": 1, "experiment": "rerank", "version": 3,
                 "design": {"sha256": "a" * 64, "kind": kind},
                 "primary": {"metric": "pass_rate", "verdict": verdict,
-                            "noninferiority": noninferiority, "margin": 0.03,
-                            "difference": -0.2, "low": -0.278, "high": -0.122},
+                            "noninferiority": noninferiority,
+                            "margin": 0.03 if noninferiority else None,
+                            "difference": difference, "low": low, "high": high},
                 "warnings": [], "gate": {"passed": passed, "reasons": list(reasons)}}
     if guardrails is not None:
         document["guardrails"] = guardrails
@@ -38,7 +44,8 @@ CASES = [
      [], 1, "pass_rate regressed"),
     ("guardrail breach fails",
      readout(passed=False, reasons=["guardrail breached: p95 of latency_ms"],
-             guardrails=[{"metric": "latency_ms", "statistic": "p95", "breached": True}]),
+             guardrails=[{"kind": "cost", "metric": "latency_ms", "statistic": "p95",
+                          "breached": True, "relative_low": 0.2, "max_increase": 0.1}]),
      [], 1, "p95 of latency_ms"),
     ("inconclusive fails on request", readout("inconclusive"), ["--fail-on-inconclusive"], 1,
      "inconclusive"),

@@ -22,7 +22,9 @@ def test_deleting_or_forging_the_approval(langchef, workspace):
 
     rows = states(langchef, workspace)
     assert rows["rerank"]["state"] == "draft"
-    assert rows["other"]["state"] == "revoked"
+    # The ledger holds no approval of that hash: the forged file is shown as invalid, and why.
+    assert rows["other"]["state"] == "invalid"
+    assert "not recorded in the ledger langchef.sqlite" in rows["other"]["sentence"]
 
     # A forged file that is not even a valid record is shown as invalid, and approve refuses
     # to overwrite it silently.

@@ -135,13 +135,14 @@ def test_draft_until_approved_and_deleting_the_approval_returns_to_draft(workspa
     assert approval_status(workspace, "rerank").state == DRAFT
 
 
-def test_a_forged_approval_with_a_wrong_hash_reads_as_revoked(workspace):
+def test_a_forged_approval_with_a_wrong_hash_is_refused_by_the_ledger(workspace):
     approve(workspace, "rerank", by="ada", at=AT)
     path = workspace.approval_path("rerank")
     record = json.loads(path.read_text(encoding="utf-8"))
     record["design_sha256"] = "0" * 64
     path.write_text(json.dumps(record), encoding="utf-8")
-    assert approval_status(workspace, "rerank").state == REVOKED
+    with pytest.raises(InputError, match="not recorded in the ledger langchef.sqlite"):
+        approval_status(workspace, "rerank")
 
 
 @pytest.mark.parametrize("change, field", [

@@ -37,8 +37,11 @@ def demo(tmp_path_factory):
 
 
 def files_of(root: Path) -> dict:
+    """The generated files. The ledger (langchef.sqlite) is left out: approving records each
+    approval there with the moment it was recorded, which is evidence, not demo content."""
     return {path.relative_to(root).as_posix(): path.read_bytes()
-            for path in sorted(root.rglob("*")) if path.is_file()}
+            for path in sorted(root.rglob("*"))
+            if path.is_file() and not path.relative_to(root).as_posix().startswith("langchef.sqlite")}
 
 
 @functools.lru_cache(maxsize=None)

@@ -304,18 +304,33 @@ def test_results_are_plain_data():
 
 # -- readout_gate --------------------------------------------------------------------------
 
+# Intervals that make each (verdict, non-inferiority) label true at a margin of 0.03: the
+# gate re-derives both labels from these numbers.
+INTERVALS = {("improvement", None): (0.03, 0.01, 0.05), ("improvement", "held"): (0.03, 0.01, 0.05),
+             ("regression", None): (-0.2, -0.28, -0.12), ("regression", "failed"): (-0.2, -0.28, -0.12),
+             ("inconclusive", None): (-0.01, -0.04, 0.02),
+             ("inconclusive", "unresolved"): (-0.01, -0.04, 0.02),
+             ("inconclusive", "held"): (0.0, -0.02, 0.02)}
+
+
 def readout(verdict="inconclusive", noninferiority=None, passed=True, reasons=(), kind=None,
             guardrails=None):
+    difference, low, high = INTERVALS[verdict, noninferiority]
     document = {"format": 1, "experiment": "rerank", "version": 1,
                 "design": {"kind": kind or ("non_inferiority" if noninferiority else
                                             "superiority")},
                 "primary": {"metric": "pass_rate", "verdict": verdict,
-                            "noninferiority": noninferiority, "difference": -0.01,
-                            "low": -0.04, "high": 0.02, "margin": 0.03},
+                            "noninferiority": noninferiority, "difference": difference,
+                            "low": low, "high": high,
+                            "margin": 0.03 if noninferiority else None},
                 "gate": {"passed": passed, "reasons": list(reasons)}}
     if guardrails is not None:
         document["guardrails"] = guardrails
     return document
+
+
+LATENCY_BREACH = {"kind": "cost", "metric": "latency_ms", "statistic": "p95", "breached": True,
+                  "increase": 0.25, "relative_low": 0.15, "max_increase": 0.1}
 
 
 def test_passing_readouts_pass():
@@ -326,11 +341,10 @@ def test_passing_readouts_pass():
 
 @pytest.mark.parametrize("document, words", [
     (readout("regression", passed=False, reasons=["pass_rate regressed"]), "regressed"),
-    (readout("inconclusive", "failed", passed=False, reasons=["non-inferiority failed"]),
+    (readout("regression", "failed", passed=False, reasons=["non-inferiority failed"]),
      "non-inferiority failed"),
     (readout("improvement", passed=False, reasons=["guardrail breached: p95 of latency_ms"],
-             guardrails=[{"metric": "latency_ms", "statistic": "p95", "breached": True,
-                          "increase": 0.25, "max_increase": 0.1}]), "p95 of latency_ms"),
+             guardrails=[LATENCY_BREACH]), "p95 of latency_ms"),
 ])
 def test_failing_readouts_fail_with_reasons(document, words):
     decision = readout_gate(document)
@@ -346,13 +360,13 @@ def test_a_recorded_failure_for_another_reason_is_trusted():
 def test_a_failure_without_recorded_reasons_is_explained_from_the_content():
     decision = readout_gate(readout("regression", passed=False))
     assert decision.reasons == decision.derived_reasons
-    assert decision.reasons == ("pass_rate regressed: difference -0.01 [-0.04, +0.02]",)
+    assert decision.reasons == ("pass_rate regressed: difference -0.2 [-0.28, -0.12]",)
 
 
 @pytest.mark.parametrize("document", [
     readout("regression", passed=True),
-    readout("inconclusive", "failed", passed=True),
-    readout("improvement", passed=True, guardrails=[{"name": "p95 latency", "breached": True}]),
+    readout("regression", "failed", passed=True),
+    readout("improvement", passed=True, guardrails=[{**LATENCY_BREACH, "name": "p95 latency"}]),
 ])
 def test_a_readout_claiming_to_pass_against_its_own_numbers_is_refused(document):
     with pytest.raises(InputError) as caught:
@@ -378,11 +392,34 @@ def test_fail_on_inconclusive_fails_the_open_question_only():
     (lambda d: d["primary"].update(verdict="better"), "primary.verdict"),
     (lambda d: d["primary"].update(noninferiority="maybe"), "primary.noninferiority"),
     (lambda d: d.update(guardrails=[{"metric": "cost_usd"}]), "guardrails[1].breached"),
+    (lambda d: d.update(guardrails=[{"breached": False}]), "guardrails[1].kind"),
+    (lambda d: d.update(guardrails=[{"kind": "cost", "breached": False, "relative_low": 0.2}]),
+     "guardrails[1].max_increase"),
+    (lambda d: d["primary"].pop("low"), "primary.low"),
+    (lambda d: d["primary"].update(high=float("nan")), "primary.high"),
     (lambda d: d["gate"].update(passed=False), "gate.reasons"),
 ])
 def test_malformed_readouts_are_input_errors_naming_the_field(breakage, field):
     document = readout()
     breakage(document)
     with pytest.raises(InputError) as caught:
+        readout_gate(document, file="readout.json")
+    assert caught.value.column == field
+
+
+@pytest.mark.parametrize("relabel, field", [
+    # Issue 13, defect 4: a regression relabelled inconclusive, interval left in place.
+    (lambda d: d["primary"].update(verdict="inconclusive"), "primary.verdict"),
+    (lambda d: d["primary"].update(verdict="improvement"), "primary.verdict"),
+    (lambda d: d["primary"].update(margin=0.03, noninferiority="held"), "primary.noninferiority"),
+    (lambda d: d.update(guardrails=[{**LATENCY_BREACH, "breached": False}]),
+     "guardrails[1].breached"),
+    (lambda d: d.update(guardrails=[{"kind": "slice", "name": "new", "breached": False,
+                                     "high": -0.1, "p_adjusted": 0.001}]), "guardrails[1].breached"),
+])
+def test_labels_that_contradict_their_numbers_are_refused(relabel, field):
+    document = readout("regression", passed=False, reasons=["pass_rate regressed"])
+    relabel(document)
+    with pytest.raises(InputError, match="altered") as caught:
         readout_gate(document, file="readout.json")
     assert caught.value.column == field

@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from langchef_core.designs.ledger import MIGRATIONS, Ledger, Migration, fingerprint_files
+from langchef_core.designs.ledger import MIGRATIONS, Ledger, LedgerError, Migration, fingerprint_files
 from langchef_core.inputs.workspace import Workspace
 
 DESIGN, OTHER_DESIGN = "d" * 64, "e" * 64
@@ -124,3 +124,71 @@ def test_fingerprint_depends_on_bytes_and_labels_not_on_order(tmp_path):
     assert swapped != forward
     two.write_bytes(b'{"example_id": "q2"} \n')
     assert fingerprint_files({"runs/x/base.jsonl": one, "runs/x/rerank.jsonl": two}) != forward
+
+
+def test_an_older_ledger_gets_its_rows_chained_when_it_is_upgraded(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with Ledger(path, migrations=MIGRATIONS[:2]) as old:
+        old.record_readout("rerank", DESIGN, DATA_A, 1, "regression")
+        old.record_readout("rerank", DESIGN, DATA_B, 2, "inconclusive")
+    with Ledger(path) as upgraded:
+        assert upgraded.schema_version == len(MIGRATIONS)
+        head = upgraded.verify()
+        assert head != "0" * 64 and head == upgraded.head()
+        upgraded.record_readout("rerank", DESIGN, DATA_C, 3, "improvement")
+        assert upgraded.looks(DESIGN, DATA_C).look_number == 3
+
+
+def test_an_edited_row_breaks_the_chain_naming_table_and_row(tmp_path):
+    path = tmp_path / "l.sqlite"
+    with Ledger(path) as ledger:
+        ledger.record_readout("rerank", DESIGN, DATA_A, 1, "regression")
+        ledger.record_readout("rerank", DESIGN, DATA_B, 2, "regression")
+    connection = sqlite3.connect(path)
+    connection.execute("DROP TRIGGER readouts_refuse_update")
+    connection.execute("UPDATE readouts SET verdict = 'improvement' WHERE id = 2")
+    connection.execute("CREATE TRIGGER readouts_refuse_update BEFORE UPDATE ON readouts "
+                       "BEGIN SELECT RAISE(ABORT, 'x'); END")
+    connection.commit()
+    connection.close()
+    with pytest.raises(LedgerError, match="readouts row 2 was changed after it was written"):
+        Ledger(path)
+
+
+def test_an_approval_whose_file_cannot_be_written_leaves_no_row(ledger):
+    def failing_write():
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        ledger.record_approval("rerank", DESIGN, "ada", "2026-01-01T00:00:00Z", "0.1.0",
+                               write_file=failing_write)
+    assert ledger.approvals("rerank") == []
+    entry = ledger.record_approval("rerank", DESIGN, "ada", "2026-01-01T00:00:00Z", "0.1.0")
+    assert ledger.approvals("rerank") == [entry] and ledger.verify() == ledger.head()
+
+
+def test_the_publishing_lock_is_exclusive(tmp_path, ledger):
+    import fcntl
+    with ledger.exclusive("rerank"):
+        handle = open(ledger.path.with_name(ledger.path.name + ".locks") / "rerank.lock", "a+b")
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        handle.close()
+    with ledger.exclusive("rerank"):  # released: it can be taken again
+        pass
+
+
+@pytest.mark.parametrize("statement, words", [
+    ("DROP TABLE chain", "table chain was dropped"),
+    ("DROP TABLE readouts", "table readouts was dropped"),
+])
+def test_a_dropped_table_is_tampering(tmp_path, statement, words):
+    path = tmp_path / "l.sqlite"
+    with Ledger(path) as ledger:
+        ledger.record_readout("rerank", DESIGN, DATA_A, 1, "regression")
+    connection = sqlite3.connect(path)
+    connection.execute(statement)
+    connection.commit()
+    connection.close()
+    with pytest.raises(LedgerError, match=words):
+        Ledger(path)

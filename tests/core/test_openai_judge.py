@@ -18,6 +18,7 @@ import pytest
 
 from langchef_core.scoring.judges import (JudgeBudgetError, JudgeEndpointError, JudgeError,
                                           JudgeReplyError, OpenAICompatibleJudge, build_judge)
+from langchef_core.scoring.judges.openai_compatible import JudgeEndpointRefused
 
 CRITERIA = ["Correctness", "Groundedness", "Directness"]
 PASSING = {"verdict": "pass", "criterion": None, "rationale": "states the reference fact"}
@@ -100,9 +101,12 @@ class ChatServer:
 
 
 @pytest.fixture
-def server():
+def server(monkeypatch):
     chat = ChatServer()
     chat.thread.start()
+    # The operator allows this endpoint; tests of the allow-list itself change it.
+    monkeypatch.setenv("LANGCHEF_JUDGE_ENDPOINTS", chat.base_url)
+    monkeypatch.delenv("LANGCHEF_JUDGE_API_KEY", raising=False)
     yield chat
     chat.httpd.shutdown()
     chat.httpd.server_close()
@@ -125,13 +129,13 @@ def items(*questions: str) -> pd.DataFrame:
 
 
 def test_verdicts_follow_the_chat_completions_protocol(server, monkeypatch):
-    monkeypatch.setenv("JUDGE_TEST_KEY", "sk-test-123")
+    monkeypatch.setenv("LANGCHEF_JUDGE_API_KEY", "sk-test-123")
     server.script = {
         "q-fail": [verdict({"verdict": "fail", "criterion": "Correctness", "rationale": "wrong"})],
         "q-fenced": [("reply", '```json\n{"verdict": "FAIL", "criterion": "directness", '
                                '"rationale": "hedges"}\n```')],
     }
-    judge = make_judge(server, api_key_env="JUDGE_TEST_KEY")
+    judge = make_judge(server)
     result = judge.run(items("q-pass", "q-fail", "q-fenced"))
     table = result.verdicts.set_index("example_id")
     assert list(result.verdicts.columns) == ["example_id", "verdict", "criterion", "judge",
@@ -280,16 +284,42 @@ def test_concurrency_never_exceeds_the_bound(server):
     assert server.max_in_flight == 1
 
 
-def test_a_missing_api_key_is_named_unless_the_cache_answers_everything(server, tmp_path,
-                                                                          monkeypatch):
-    monkeypatch.delenv("NO_SUCH_JUDGE_KEY", raising=False)
-    cache = tmp_path / "cache.sqlite"
-    with pytest.raises(JudgeError, match="NO_SUCH_JUDGE_KEY"):
-        make_judge(server, api_key_env="NO_SUCH_JUDGE_KEY", cache_path=cache).run(items("q"))
+def test_without_a_key_no_authorization_is_sent_and_a_401_names_the_variable(server,
+                                                                               tmp_path):
+    make_judge(server).run(items("q"))
+    assert server.requests[0]["authorization"] is None
+    server.script = {"q2": [("status", 401, {})]}
+    with pytest.raises(JudgeEndpointError, match="LANGCHEF_JUDGE_API_KEY"):
+        make_judge(server).run(items("q2"))
+
+
+def test_an_endpoint_off_the_allow_list_receives_nothing(server, monkeypatch, tmp_path):
+    monkeypatch.setenv("LANGCHEF_JUDGE_API_KEY", "sk-operator")
+    for allow_list in ("", "https://api.openai.com/v1", server.base_url + "-other",
+                       server.base_url.replace("/v1", "/v2")):
+        monkeypatch.setenv("LANGCHEF_JUDGE_ENDPOINTS", allow_list)
+        with pytest.raises(JudgeEndpointRefused, match="not on the operator's allow-list"):
+            make_judge(server).run(items("q"))
     assert server.requests == []
-    make_judge(server, cache_path=cache).run(items("q"))
-    cached = make_judge(server, api_key_env="NO_SUCH_JUDGE_KEY", cache_path=cache).run(items("q"))
-    assert cached.usage.cache_hits == 1
+    # An allowed prefix admits the paths below it; the cache answers without any check.
+    monkeypatch.setenv("LANGCHEF_JUDGE_ENDPOINTS", server.base_url.rsplit("/", 1)[0] + "/")
+    make_judge(server, cache_path=tmp_path / "c.sqlite").run(items("q"))
+    monkeypatch.setenv("LANGCHEF_JUDGE_ENDPOINTS", "")
+    assert make_judge(server, cache_path=tmp_path / "c.sqlite").run(items("q")).usage.cache_hits == 1
+
+
+def test_an_allow_list_entry_over_plain_http_is_refused(server, monkeypatch):
+    monkeypatch.setenv("LANGCHEF_JUDGE_ENDPOINTS", "http://judge.example.org/v1")
+    with pytest.raises(JudgeEndpointRefused, match="must use https"):
+        make_judge(server).run(items("q"))
+    assert server.requests == []
+
+
+def test_a_redirect_is_not_followed(server):
+    server.script = {"q": [("status", 302, {"Location": "http://127.0.0.1:9/steal"})]}
+    with pytest.raises(JudgeEndpointError, match="302"):
+        make_judge(server).run(items("q"))
+    assert len(server.requests) == 1
 
 
 def test_the_judge_id_moves_with_what_changes_verdicts_only(server):
@@ -300,7 +330,7 @@ def test_the_judge_id_moves_with_what_changes_verdicts_only(server):
     assert build_judge({"kind": "openai_compatible", "base_url": server.base_url,
                         "model": "judge-small", "prompt_version": "v1"},
                        criteria=["Correctness", "Directness"]).id != base.id
-    for same in ({"api_key_env": "ANOTHER_KEY"}, {"max_concurrency": 16}, {"max_calls": 7},
+    for same in ({"max_concurrency": 16}, {"max_calls": 7},
                  {"timeout_s": 90.0}, {"max_retries": 0},
                  {"base_url": "https://u:p@example.org/v1"}):
         assert make_judge(server, **same).id == base.id, same
@@ -311,6 +341,9 @@ def test_the_judge_id_moves_with_what_changes_verdicts_only(server):
     ({"timeout_s": 0}, "timeout_s must be a number greater than 0"),
     ({"prompt_version": "v9"}, "unknown prompt_version 'v9'"),
     ({"base_url": "localhost:8000"}, "base_url must be an http(s) URL"),
+    ({"base_url": "http://judge.example.org/v1"}, "base_url must use https"),
+    ({"api_key_env": "AWS_SECRET_ACCESS_KEY"},
+     "a design may not choose which secret is sent (api_key_env)"),
     ({"max_cals": 3}, "unknown key 'max_cals'"),
 ])
 def test_bad_settings_are_refused_by_name(server, change, message):
@@ -325,9 +358,8 @@ def test_an_llm_judge_needs_the_design_criteria():
 
 
 def test_describe_names_the_judge_without_secrets(server, monkeypatch):
-    monkeypatch.setenv("JUDGE_TEST_KEY", "sk-very-secret")
-    judge = make_judge(server, base_url="https://user:pa55@judge.example.org/v1?key=abc",
-                       api_key_env="JUDGE_TEST_KEY")
+    monkeypatch.setenv("LANGCHEF_JUDGE_API_KEY", "sk-very-secret")
+    judge = make_judge(server, base_url="https://user:pa55@judge.example.org/v1?key=abc")
     described = json.dumps(judge.describe())
     assert judge.id in described and "judge.example.org/v1" in described
     assert not any(secret in described for secret in ("pa55", "abc", "sk-very-secret", "user:"))

@@ -145,18 +145,32 @@ def test_folders_that_are_not_experiments_are_left_out(tmp_path):
     assert [entry.version for entry in read_listings(tmp_path)[0].versions] == [1]
 
 
-def test_a_broken_version_folder_is_named_in_the_error(tmp_path):
+def test_a_broken_version_folder_is_marked_damaged_and_named(tmp_path):
     published = publish(tmp_path, regression_readout(), CREATED_AT)
     manifest = Path(published.folder) / "manifest.json"
     manifest.unlink()
-    with pytest.raises(InputError, match=r"manifest\.json: missing from a published version"):
-        render_index(tmp_path, CREATED_AT)
+
+    def damaged_sentence():
+        html = render_index(tmp_path, CREATED_AT)
+        [entry] = read_listings(tmp_path)[0].versions
+        assert entry.verdict == "damaged" and "DAMAGED" in html
+        return entry.sentence
+
+    assert re.search(r"manifest\.json: missing from a published version", damaged_sentence())
     manifest.write_text("{not json", encoding="utf-8")
-    with pytest.raises(InputError, match=r"manifest\.json: not valid JSON"):
-        render_index(tmp_path, CREATED_AT)
+    assert re.search(r"manifest\.json: not valid JSON", damaged_sentence())
     manifest.write_text("{}", encoding="utf-8")
     readout = Path(published.readout_path)
     moved = json.loads(readout.read_text(encoding="utf-8"))
     readout.write_text(json.dumps({**moved, "experiment": "other"}), encoding="utf-8")
-    with pytest.raises(InputError, match="sits in the folder of 'stale-index'"):
-        render_index(tmp_path, CREATED_AT)
+    assert "sits in the folder of 'stale-index'" in damaged_sentence()
+
+
+def test_a_version_edited_after_publishing_is_marked_damaged(tmp_path):
+    published = publish(tmp_path, regression_readout(), CREATED_AT)
+    readout = Path(published.readout_path)
+    readout.write_text(readout.read_text(encoding="utf-8").replace('"regression"', '"improvement"', 1),
+                       encoding="utf-8")
+    [entry] = read_listings(tmp_path)[0].versions
+    assert entry.verdict == "damaged"
+    assert "does not match the SHA-256 its manifest.json records" in entry.sentence

@@ -31,6 +31,14 @@ Failure handling, in the order a call meets it:
   item content). Identical items inside one run are judged once, and re-judging the same
   answers with the same judge makes no call at all.
 
+Secrets stay with the operator. A design is a file anyone with write access can change, so
+it chooses neither the key nor where requests go: the key is always read from
+``LANGCHEF_JUDGE_API_KEY``, and ``base_url`` (the design's pinned identity of the endpoint)
+must be on the operator's allow-list ``LANGCHEF_JUDGE_ENDPOINTS`` (base URLs separated by
+commas or spaces; ``langchef readout --judge-endpoint URL`` adds one) before any request is
+made. Plain http is accepted only for loopback addresses (127.0.0.1, ::1, localhost), and
+redirects are never followed, so an allowed endpoint cannot bounce the key elsewhere.
+
 The judge id covers the model, the full prompt template text, the criteria and their
 descriptions, the temperature and ``CODE_VERSION``; the endpoint address, API key,
 concurrency, budget, timeouts and retry settings do not enter it (they change how verdicts
@@ -64,6 +72,9 @@ from .base import (FAIL, PASS, Item, Judge, JudgeError, Judgement, JudgeUsage, a
 from .cache import CachedVerdict, VerdictCache
 
 KIND = "openai_compatible"
+API_KEY_VARIABLE = "LANGCHEF_JUDGE_API_KEY"
+ENDPOINTS_VARIABLE = "LANGCHEF_JUDGE_ENDPOINTS"
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 # Bump when request building or reply parsing changes in a way that can move a verdict.
 CODE_VERSION = 1
 SNIPPET_CHARS = 200
@@ -142,6 +153,85 @@ class JudgeEndpointError(JudgeError):
     """The endpoint could not be reached or kept failing after the retries."""
 
 
+class JudgeEndpointRefused(JudgeError):
+    """The design names an endpoint the operator did not allow: nothing was sent."""
+
+
+def normalise_endpoint(url: str) -> str:
+    """scheme://host[:port]/path without credentials, query or trailing slash, lower-case host."""
+    parts = urllib.parse.urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme.lower()}://{host}{port}{parts.path.rstrip('/')}"
+
+
+def allowed_endpoints(environ=None) -> tuple[str, ...]:
+    """The operator's allow-list from LANGCHEF_JUDGE_ENDPOINTS, normalised."""
+    text = (environ if environ is not None else os.environ).get(ENDPOINTS_VARIABLE, "")
+    found = []
+    for entry in re.split(r"[\s,]+", text.strip()):
+        if not entry:
+            continue
+        try:
+            check_transport(entry)
+        except ValueError as error:
+            raise JudgeEndpointRefused(f"{ENDPOINTS_VARIABLE} lists {entry!r}: {error}") from None
+        found.append(normalise_endpoint(entry))
+    return tuple(found)
+
+
+def endpoint_allowed(base_url: str, environ=None) -> bool:
+    """True when ``base_url`` is on the allow-list (equal, or below an allowed path)."""
+    wanted = normalise_endpoint(base_url)
+    return any(wanted == allowed or wanted.startswith(allowed + "/")
+               for allowed in allowed_endpoints(environ))
+
+
+def check_transport(url: str) -> None:
+    """https, or http to a loopback address; ValueError saying which otherwise."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as error:
+        raise ValueError(f"is not a URL ({error})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http(s) URL such as https://api.openai.com/v1")
+    if parts.scheme == "http" and parts.hostname.lower() not in LOOPBACK_HOSTS:
+        raise ValueError("must use https (plain http is allowed only for 127.0.0.1, ::1 and "
+                         "localhost), so the key and the goldens are not sent in clear text")
+
+
+def endpoint_summary(base_url: str, environ=None) -> dict:
+    """What a design's judge would call, and whether the operator allows it (for `design
+    check` and `approve`)."""
+    shown = _without_credentials(base_url).rstrip("/") + "/chat/completions"
+    try:
+        allowed = endpoint_allowed(base_url, environ)
+        problem = None
+    except JudgeEndpointRefused as error:
+        allowed, problem = False, str(error)
+    if allowed:
+        sentence = f"the judge would call {shown} (allowed by {ENDPOINTS_VARIABLE})"
+    else:
+        sentence = (f"the judge would call {shown}, which is NOT allowed here: "
+                    + (problem or f"add its base URL to {ENDPOINTS_VARIABLE} before `langchef "
+                                  "readout`, or nothing is sent"))
+    return {"endpoint": shown, "allowed": allowed, "allow_list_variable": ENDPOINTS_VARIABLE,
+            "key_variable": API_KEY_VARIABLE, "sentence": sentence}
+
+
+def check_endpoint_allowed(base_url: str, environ=None) -> None:
+    """Refuse, before any request, an endpoint the operator did not allow."""
+    if not endpoint_allowed(base_url, environ):
+        raise JudgeEndpointRefused(
+            f"the design's judge endpoint {_without_credentials(base_url)} is not on the "
+            f"operator's allow-list, so nothing was sent to it; if you trust it, add it to "
+            f"{ENDPOINTS_VARIABLE} (or pass --judge-endpoint {_without_credentials(base_url)} "
+            f"to `langchef readout`)")
+
+
 @dataclass(frozen=True)
 class OpenAICompatibleJudge(Judge):
     """LLM judge over ``POST {base_url}/chat/completions`` (see the module doc)."""
@@ -150,7 +240,6 @@ class OpenAICompatibleJudge(Judge):
     model: str
     criteria: tuple[str, ...]
     descriptions: tuple[str, ...] = ()      # one per criterion; defaults where known
-    api_key_env: str | None = None
     prompt_version: str = "v1"
     temperature: float = 0.0
     max_concurrency: int = 4
@@ -295,7 +384,8 @@ class _Session:
         self.calls = self.retries = 0
         self._lock = threading.Lock()
         self.cancelled = threading.Event()
-        self.key = _api_key(judge.api_key_env)
+        check_endpoint_allowed(judge.base_url)  # before the key is read or anything is sent
+        self.key = _api_key()
 
     def judge_all(self, pending: dict[str, Item]) -> dict[str, CachedVerdict]:
         order = list(pending)
@@ -379,7 +469,7 @@ class _Session:
         request = urllib.request.Request(self.judge.endpoint, data=payload, headers=headers,
                                          method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.judge.timeout_s) as response:
+            with _OPENER.open(request, timeout=self.judge.timeout_s) as response:
                 return response.read()
         except urllib.error.HTTPError as error:
             detail = _read_snippet(error)
@@ -389,7 +479,7 @@ class _Session:
             raise JudgeEndpointError(
                 f"the judge endpoint {self.judge.endpoint} refused example {example_id!r} with "
                 f"HTTP {error.code} ({detail!r}); check the base_url, the model name and the "
-                f"API key in {self.judge.api_key_env or 'the environment'}") from None
+                f"API key in {API_KEY_VARIABLE}") from None
         except urllib.error.URLError as error:
             raise _Retryable(f"connection failed: {error.reason}") from None
         except (TimeoutError, ConnectionError, HTTPException, OSError) as error:
@@ -419,15 +509,20 @@ def _without_credentials(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def _api_key(variable: str | None) -> str | None:
-    if variable is None:
-        return None
-    value = os.environ.get(variable)
-    if not value:
-        raise JudgeError(f"the environment variable {variable} (the judge's api_key_env) is not "
-                         f"set; export the API key in it, or drop api_key_env for an endpoint "
-                         f"that needs no key")
-    return value
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is an error: following it would send the key to an address nobody allowed."""
+
+    def redirect_request(self, request, fp, code, message, headers, new_url):
+        raise urllib.error.HTTPError(request.full_url, code, f"redirect to {new_url} refused",
+                                     headers, fp)
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def _api_key() -> str | None:
+    """The operator's key, from LANGCHEF_JUDGE_API_KEY (None: the endpoint needs no key)."""
+    return os.environ.get(API_KEY_VARIABLE) or None
 
 
 def _read_snippet(error: urllib.error.HTTPError) -> str:
@@ -454,10 +549,13 @@ def _retry_after(value: str | None) -> float | None:
 
 def _check_settings(judge: OpenAICompatibleJudge) -> None:
     """Refuse each bad setting with the design key to fix."""
-    parts = urllib.parse.urlsplit(judge.base_url) if isinstance(judge.base_url, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+    if not isinstance(judge.base_url, str):
         raise ValueError(f"base_url must be an http(s) URL such as https://api.openai.com/v1, "
                          f"got {judge.base_url!r}")
+    try:
+        check_transport(judge.base_url)
+    except ValueError as error:
+        raise ValueError(f"base_url {error}, got {judge.base_url!r}") from None
     if not isinstance(judge.model, str) or not judge.model.strip():
         raise ValueError(f"model must name the judge model, got {judge.model!r}")
     if judge.prompt_version not in PROMPT_TEMPLATES:
@@ -471,10 +569,6 @@ def _check_settings(judge: OpenAICompatibleJudge) -> None:
                          f"(they go into the prompt), got {names!r}")
     if judge.descriptions and len(judge.descriptions) != len(names):
         raise ValueError("give one description per criterion")
-    if judge.api_key_env is not None and (not isinstance(judge.api_key_env, str)
-                                          or not judge.api_key_env.strip()):
-        raise ValueError(f"api_key_env must name an environment variable, got "
-                         f"{judge.api_key_env!r}")
     _number(judge.temperature, "temperature", low=0.0, high=2.0)
     _whole(judge.max_concurrency, "max_concurrency", low=1)
     if judge.max_calls is not None:

@@ -3,8 +3,12 @@
     judge: {kind: recorded, id: "rubric:48fda0537b4e"}
     judge: {kind: rubric, version: r1, thresholds: {max_hedges: 1}}
     judge: {kind: openai_compatible, base_url: "https://api.openai.com/v1", model: gpt-4o-mini,
-            api_key_env: OPENAI_API_KEY, prompt_version: v1, temperature: 0,
+            prompt_version: v1, temperature: 0,
             max_concurrency: 4, max_calls: 500, timeout_s: 30, max_retries: 4}
+
+The key and the allowed endpoints are the operator's (LANGCHEF_JUDGE_API_KEY,
+LANGCHEF_JUDGE_ENDPOINTS), never the design's: ``api_key_env`` is refused with a sentence
+saying which variable to set.
 
 Every key is checked: an unknown key is refused by name rather than silently ignored, since
 a misspelt ``max_cals`` that quietly did nothing would remove the budget someone set.
@@ -16,7 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .base import Judge
-from .openai_compatible import CRITERION_DESCRIPTIONS, KIND as OPENAI_KIND, OpenAICompatibleJudge
+from .openai_compatible import (API_KEY_VARIABLE, CRITERION_DESCRIPTIONS, KIND as OPENAI_KIND,
+                                OpenAICompatibleJudge)
 from .recorded import KIND as RECORDED_KIND, RecordedJudge
 from .rubric import CRITERIA as RUBRIC_CRITERIA, KIND as RUBRIC_KIND, RUBRIC_VERSIONS, RubricJudge
 
@@ -25,7 +30,7 @@ _KEYS = {
     RECORDED_KIND: ({"id"}, set()),
     RUBRIC_KIND: ({"version"}, {"thresholds"}),
     OPENAI_KIND: ({"base_url", "model", "prompt_version"},
-                  {"api_key_env", "temperature", "max_concurrency", "max_calls", "timeout_s",
+                  {"temperature", "max_concurrency", "max_calls", "timeout_s",
                    "max_retries", "backoff_s", "max_backoff_s", "malformed_retries", "criteria"}),
 }
 
@@ -77,8 +82,18 @@ def _rubric(spec: Mapping, names: tuple[str, ...] | None) -> RubricJudge:
     return RubricJudge(version=version, thresholds=thresholds)
 
 
+def refused_key_sentence(key: str) -> str | None:
+    """Why a design may not set ``key`` in an openai_compatible judge, or None."""
+    if key == "api_key_env":
+        return (f"a design may not choose which secret is sent (api_key_env); remove it and "
+                f"export the judge's key as {API_KEY_VARIABLE} where langchef runs")
+    return None
+
+
 def _check_keys(kind: str, spec: Mapping) -> None:
     required, optional = _KEYS[kind]
+    if kind == OPENAI_KIND and "api_key_env" in spec:
+        raise ValueError(refused_key_sentence("api_key_env"))
     missing = sorted(key for key in required if key not in spec)
     if missing:
         raise ValueError(f"a {kind} judge needs {missing[0]!r} (required: {sorted(required)})")
