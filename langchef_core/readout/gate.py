@@ -128,6 +128,8 @@ def _check_labels(primary: dict, bad) -> None:
     if low > high:
         bad("primary.low", f"is above primary.high ({low:g} > {high:g})")
     expected = "regression" if high < 0 else "improvement" if low > 0 else "inconclusive"
+    if expected != "inconclusive" and _lacks_minimum_evidence(primary, low, high):
+        expected = "inconclusive"
     altered = "the readout was altered or built wrongly; take it again"
     if primary["verdict"] != expected:
         bad("primary.verdict", f"says {primary['verdict']!r}, but its interval "
@@ -145,6 +147,31 @@ def _check_labels(primary: dict, bad) -> None:
         bad("primary.noninferiority", f"says {recorded!r}, but the interval "
             f"[{low:+.4g}, {high:+.4g}] against the margin -{margin:g} makes it {outcome!r}",
             hint=altered)
+
+
+def _lacks_minimum_evidence(primary: dict, low: float, high: float) -> bool:
+    """The comparison's minimum-evidence rule (langchef_core.stats.paired), re-derived from the
+    readout's own counts: an interval off zero is no verdict without it. Pass/fail needs the
+    exact McNemar test of its broke/fixed counts below alpha; a clustered comparison needs at
+    least MIN_CLUSTERS clusters; a real-valued one MIN_PAIRS pairs and a non-zero width."""
+    # Imported here: most gates read a verdict that needs no re-test, and scipy is slow to load.
+    from ..stats.cluster_robust import MIN_CLUSTERS
+    from ..stats.mcnemar import mcnemar_exact
+    from ..stats.mean_interval import MIN_PAIRS
+
+    clusters = primary.get("n_clusters")
+    if _is_number(clusters) and clusters < MIN_CLUSTERS:
+        return True
+    alpha = primary.get("alpha") if _is_number(primary.get("alpha")) else 0.05
+    broke, fixed = primary.get("broke"), primary.get("fixed")
+    if _is_count(broke) and _is_count(fixed):
+        return broke + fixed == 0 or mcnemar_exact(int(broke), int(fixed)) >= alpha
+    n = primary.get("n")
+    return (_is_number(n) and n < MIN_PAIRS) or low == high
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
 
 
 def check_manifest(readout_path: Path, body: bytes, *, file: str | None = None) -> bool:

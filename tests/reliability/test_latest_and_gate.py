@@ -53,7 +53,8 @@ def test_a_regression_relabelled_inconclusive_is_refused(langchef, tmp_path):
     result = langchef("gate", write_version(tmp_path, readout, manifest_sha=None))
     assert result.code == 2 and result.stdout == ""
     sentence = one_sentence(result.stderr)
-    assert "column 'primary.verdict': says 'inconclusive', but its interval [-0.2889, -0.1222] " \
+    # The interval is issue 12's Tango interval of 18 broke / 0 fixed of 90 (the golden readout).
+    assert "column 'primary.verdict': says 'inconclusive', but its interval [-0.2941, -0.1304] " \
            "makes it 'regression'" in sentence
 
 
@@ -79,3 +80,31 @@ def test_malformed_or_deep_json_is_one_sentence_exit_2(langchef, tmp_path, text,
     result = langchef("gate", path)
     assert result.code == 2 and "Traceback" not in result.stderr
     assert words in one_sentence(result.stderr)
+
+
+def _five_fixed_readout(verdict: str) -> dict:
+    """0 broke / 5 fixed of 90 (the spec's Correctness line): Tango's interval clears zero,
+    but the exact McNemar p = 0.0625 is not below 0.05, so the verdict is inconclusive by the
+    minimum-evidence rule (issue 12) — and the gate must re-derive that rule, not just the
+    interval."""
+    import langchef_core as lc
+
+    before = [False] * 5 + [True] * 80 + [False] * 5
+    after = [True] * 5 + [True] * 80 + [False] * 5
+    primary = lc.compare_binary(before, after).to_dict()
+    assert primary["low"] > 0 and primary["verdict"] == "inconclusive" and primary["evidence"]
+    readout = regression_readout()
+    readout["primary"] = {**primary, "metric": "pass_rate", "verdict": verdict}
+    readout["gate"] = {"passed": True, "reasons": []}
+    return readout
+
+
+def test_an_interval_off_zero_without_the_exact_test_is_inconclusive_to_the_gate(langchef, tmp_path):
+    honest = langchef("gate", write_version(tmp_path / "a", _five_fixed_readout("inconclusive"),
+                                            manifest_sha=None))
+    assert honest.code == 0, honest.stderr
+    forged = langchef("gate", write_version(tmp_path / "b", _five_fixed_readout("improvement"),
+                                            manifest_sha=None))
+    assert forged.code == 2
+    assert "says 'improvement'" in one_sentence(forged.stderr)
+    assert "makes it 'inconclusive'" in one_sentence(forged.stderr)
