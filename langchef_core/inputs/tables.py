@@ -25,7 +25,9 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
         raise InputError(f"unsupported table type '{path.suffix}'", file=name,
                          hint="use .jsonl, .csv or .parquet")
     if not path.is_file():
-        raise InputError("file not found", file=name)
+        raise InputError(not_found(name), file=name,
+                         hint="write the table under one of these names, or fix the name that "
+                              "points at it")
     try:
         if path.suffix == ".jsonl":
             frame = _read_jsonl(path, name)
@@ -44,6 +46,19 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
         frame.index = pd.RangeIndex(1, len(frame) + 1)
     frame.index.name = "row"
     return frame
+
+
+def not_found(label: str) -> str:
+    """"file not found", naming every extension a table of that name may have."""
+    stem = str(label)
+    for suffix in TABLE_SUFFIXES:
+        if stem.endswith(suffix):
+            stem = stem[:-len(suffix)]
+            break
+    else:
+        return "file not found"
+    tried = [f"{stem}{suffix}" for suffix in TABLE_SUFFIXES]
+    return "file not found (looked for " + ", ".join(tried[:-1]) + f" and {tried[-1]})"
 
 
 def _read_jsonl(path: Path, name: str) -> pd.DataFrame:
