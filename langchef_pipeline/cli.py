@@ -59,6 +59,10 @@ assumed_discordant_rate: 0.2
 # guardrails:
 #   - {metric: latency_ms, statistic: p95, max_increase: 0.10}
 # anchors: {set: example-anchors, warn_kappa: 0.6, fail_kappa: 0.4}
+#                                # anchors/example-anchors.csv: anchor_id, input, output,
+#                                # human_verdict, human_criterion?, and for a recorded judge
+#                                # its own verdict, criterion, judge on every anchor
+# gate: {strict: true}           # also fail the gate when a proof is missing
 # retrieval:
 #   k: 10
 #   metrics: [recall, ndcg]
@@ -71,7 +75,12 @@ WORKSPACE_FOLDERS = ("experiments", "approvals", "goldens", "runs", "qrels", "po
 
 
 class CommandError(Exception):
-    """A problem with how a command was called; printed as one sentence, exit 2."""
+    """A problem with how a command was called; printed as one sentence, exit 2. ``file``,
+    ``column``, ``row`` and ``hint`` say where, when there is a place to name (--json)."""
+
+    def __init__(self, sentence: str, *, file=None, column=None, row=None, hint=None):
+        super().__init__(sentence)
+        self.file, self.column, self.row, self.hint = file, column, row, hint
 
 
 # --------------------------------------------------------------------------------------
@@ -537,8 +546,10 @@ def run_readout(arguments) -> int:
                        for reason in reasons]
             if not any(written in reason for reason in reasons):
                 reasons.append(f"the failure table is in {written}")
-        raise CommandError("readout refused: " + ("; ".join(reasons) or str(error)) + ".") \
-            from None
+        where = getattr(error, "where", {}) or {}
+        raise CommandError("readout refused: " + ("; ".join(reasons) or str(error)) + ".",
+                           file=where.get("file"), column=where.get("column"),
+                           row=where.get("row")) from None
     summary = _readout_summary(path)
     text = f"{arguments.name}: readout written to {path}"
     if summary.get("verdict_line"):
@@ -566,7 +577,7 @@ def _write_failure_tables(workspace, experiment: str, tables: list[str]) -> str:
 
 def _readout_summary(path: Path) -> dict:
     """The gate outcome and the demo's verdict line of a fresh readout, when it can be read."""
-    from langchef_pipeline.demo import verdict_line
+    from langchef_core.readout.verdict import verdict_line
 
     try:
         readout = json.loads(path.read_text(encoding="utf-8"))

@@ -31,9 +31,11 @@ class ReadoutFailed(RuntimeError):
     """The readout was not taken; ``reasons`` lists every blocking failure in order, and
     ``tables`` the failure tables (Markdown) of the checks that had one."""
 
-    def __init__(self, reasons: list[str], tables: list[str] | None = None):
+    def __init__(self, reasons: list[str], tables: list[str] | None = None,
+                 where: dict | None = None):
         self.reasons = reasons
         self.tables = list(tables or [])
+        self.where = dict(where or {})  # file, column, row of the first problem, when known
         super().__init__(reasons[0] if reasons else "the readout run failed")
 
 
@@ -61,7 +63,7 @@ def readout_experiment(workspace: Workspace, experiment: str, *,
     workspace.design_path(experiment)  # refuses unsafe names before anything runs
     result = materialize_experiment(workspace, experiment, instance=instance)
     if not result.success:
-        raise ReadoutFailed(failure_reasons(result), failure_tables(result))
+        raise ReadoutFailed(failure_reasons(result), failure_tables(result), first_place(result))
     return Path(result.output_for_node("readout_report").readout_path)
 
 
@@ -79,6 +81,19 @@ def failure_reasons(result: dg.ExecuteInProcessResult) -> list[str]:
         message = data.user_failure_data.description if data.user_failure_data else None
         reasons.append(f"{event.step_key}: {message or _innermost(data.error)}")
     return reasons
+
+
+def first_place(result: dg.ExecuteInProcessResult) -> dict:
+    """File, column and row of the first problem of the first blocking check that has one."""
+    for evaluation in result.get_asset_check_evaluations():
+        if evaluation.passed or evaluation.severity != dg.AssetCheckSeverity.ERROR:
+            continue
+        where = evaluation.metadata.get("first problem")
+        if where is not None:
+            value = getattr(where, "data", None) or getattr(where, "value", None)
+            if isinstance(value, dict):
+                return value
+    return {}
 
 
 def failure_tables(result: dg.ExecuteInProcessResult) -> list[str]:

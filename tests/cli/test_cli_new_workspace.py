@@ -261,6 +261,8 @@ assumed_discordant_rate: 0.2
 """
 
 
+# A readout through Dagster in a console-script run (seconds each): slow.
+@pytest.mark.slow
 def test_an_accuracy_design_needs_no_judge_and_its_report_shows_none(langchef, tmp_path):
     root = init_workspace(langchef, tmp_path / "evals")
     (root / "experiments" / "example.yaml").write_text(ACCURACY, encoding="utf-8")
@@ -350,6 +352,8 @@ def test_a_cut_off_written_into_the_metric_name_is_refused_with_the_rewrite(lang
 
 # --- case 4: criteria match without regard to case ---------------------------------------
 
+# A readout through Dagster in a console-script run (seconds each): slow.
+@pytest.mark.slow
 def test_criteria_match_without_regard_to_case_and_unknown_ones_get_a_suggestion(langchef, tmp_path):
     root = recorded_workspace(langchef, tmp_path / "evals")
     edit(root, "criteria: [correctness, groundedness, directness]",
@@ -370,6 +374,8 @@ def test_criteria_match_without_regard_to_case_and_unknown_ones_get_a_suggestion
 
 # --- case 5: errors a command-line user can act on ---------------------------------------
 
+# A readout through Dagster in a console-script run (seconds each): slow.
+@pytest.mark.slow
 def test_a_misspelt_verdict_column_is_named_first_with_a_suggestion(langchef, tmp_path):
     root = recorded_workspace(langchef, tmp_path / "evals")
     assert approve(langchef, root).code == 0
@@ -380,8 +386,15 @@ def test_a_misspelt_verdict_column_is_named_first_with_a_suggestion(langchef, tm
     assert "column 'verdcit': column not allowed; did you mean 'verdict'?" in sentence
     assert sentence.index("verdcit") < sentence.index("'criterion' column needs")
     assert "langchef_core" not in sentence and "InputError" not in sentence
+    as_json = readout(langchef, root, "--json")
+    assert as_json.code == 2 and as_json.stdout == ""
+    error = json.loads(as_json.stderr)
+    assert (error["file"], error["column"], error["row"]) == (
+        "runs/example/current.jsonl", "verdcit", None)
 
 
+# A readout through Dagster in a console-script run (seconds each): slow.
+@pytest.mark.slow
 def test_a_missing_csv_arm_file_names_every_extension_tried(langchef, tmp_path):
     root = recorded_workspace(langchef, tmp_path / "evals")
     assert approve(langchef, root).code == 0
@@ -404,6 +417,8 @@ def test_zero_goldens_is_refused_in_the_words_of_the_option(langchef):
 
 # --- case 6: a strict gate needs every proof ----------------------------------------------
 
+# A readout through Dagster in a console-script run (seconds each): slow.
+@pytest.mark.slow
 def test_the_strict_gate_fails_without_traffic_times_and_the_default_still_passes(langchef,
                                                                                   tmp_path):
     root = recorded_workspace(langchef, tmp_path / "evals")
@@ -420,6 +435,8 @@ def test_the_strict_gate_fails_without_traffic_times_and_the_default_still_passe
                for reason in strict.json["reasons"])
 
 
+# A readout through Dagster in a console-script run (seconds each): slow.
+@pytest.mark.slow
 def test_a_design_that_asks_for_a_strict_gate_fails_its_own_readout(langchef, tmp_path):
     root = recorded_workspace(langchef, tmp_path / "evals")
     path = root / "experiments" / "example.yaml"
@@ -438,13 +455,15 @@ def test_a_design_that_asks_for_a_strict_gate_fails_its_own_readout(langchef, tm
 
 # --- case 7: the readout's verdict line; errors as JSON ----------------------------------
 
+# A readout through Dagster in a console-script run (seconds each): slow.
+@pytest.mark.slow
 def test_readout_prints_the_demo_verdict_line(langchef, tmp_path):
     root = recorded_workspace(langchef, tmp_path / "evals")
     assert approve(langchef, root).code == 0
     write_runs(root)
     result = readout(langchef, root)
     assert result.code == 0, result.stderr
-    from langchef_pipeline.demo import verdict_line
+    from langchef_core.readout.verdict import verdict_line
     assert verdict_line(latest_readout(root)) in result.stdout
 
 
