@@ -69,6 +69,10 @@ assumed_discordant_rate: 0.2
 # guardrails:
 #   - {metric: latency_ms, statistic: p95, max_increase: 0.10}
 # anchors: {set: example-anchors, warn_kappa: 0.6, fail_kappa: 0.4}
+#                                # anchors/example-anchors.csv: anchor_id, input, output,
+#                                # human_verdict, human_criterion?, and for a recorded judge
+#                                # its own verdict, criterion, judge on every anchor
+# gate: {strict: true}           # also fail the gate when a proof is missing
 # retrieval:
 #   k: 10
 #   metrics: [recall, ndcg]
@@ -81,7 +85,12 @@ WORKSPACE_FOLDERS = ("experiments", "approvals", "goldens", "runs", "qrels", "po
 
 
 class CommandError(Exception):
-    """A problem with how a command was called; printed as one sentence, exit 2."""
+    """A problem with how a command was called; printed as one sentence, exit 2. ``file``,
+    ``column``, ``row`` and ``hint`` say where, when there is a place to name (--json)."""
+
+    def __init__(self, sentence: str, *, file=None, column=None, row=None, hint=None):
+        super().__init__(sentence)
+        self.file, self.column, self.row, self.hint = file, column, row, hint
 
 
 # --------------------------------------------------------------------------------------
@@ -228,6 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--fail-on-inconclusive", action="store_true",
                       help="also fail when the question was left open (inconclusive verdict, "
                            "or non-inferiority unresolved)")
+    gate.add_argument("--strict", action="store_true",
+                      help="also fail when a proof is missing: traffic time unverifiable (no "
+                           "created_at), a sampled pool not written down, or a repeated look "
+                           "(the design's 'gate: {strict: true}' does the same)")
     gate.set_defaults(handler=run_gate)
 
     demo = commands.add_parser("demo", help="run the built-in demo and print its readouts",
@@ -258,8 +271,27 @@ def main(argv: list[str] | None = None) -> int:
         sentence = _user_error(error)
         if sentence is None:
             raise
-        print(terminal_safe(f"langchef: error: {sentence}"), file=sys.stderr)
+        if _wants_json(arguments):
+            print(terminal_safe(json.dumps(_error_object(error, sentence), sort_keys=True,
+                                           ensure_ascii=False, default=str)), file=sys.stderr)
+        else:
+            print(terminal_safe(f"langchef: error: {sentence}"), file=sys.stderr)
         return EXIT_ERROR
+
+
+def _error_object(error: Exception, sentence: str) -> dict:
+    """An error as JSON: the sentence, and where (file, column, row) with what to do."""
+    found = {"error": sentence, "file": None, "column": None, "row": None, "hint": None}
+    for key in ("file", "column", "row", "hint"):
+        value = getattr(error, key, None)
+        if value is not None:
+            found[key] = value if isinstance(value, (int, str)) else str(value)
+    problems = getattr(error, "problems", None)
+    if problems:
+        found["problems"] = [problem.to_dict() for problem in problems]
+    if getattr(error, "table", None):
+        found["table"] = str(error.table)
+    return found
 
 
 def _user_error(error: Exception) -> str | None:
@@ -392,8 +424,11 @@ def run_design_check(arguments) -> int:
     from langchef_core.designs.power_plan import assess_power
     from langchef_core.inputs.errors import InputError
 
+    from langchef_core.designs.fit import require_fit
+
     workspace = _workspace(arguments)
     design = load_workspace_design(workspace, arguments.name)
+    require_fit(workspace, design, table_path=workspace.failures_table(arguments.name))
     plan = assess_power(workspace, design)
     try:
         status = status_of(design, verified_approval(workspace, arguments.name))
@@ -415,6 +450,7 @@ def run_design_check(arguments) -> int:
             f"{design.arms.baseline} -> {design.arms.variant}, suite {design.suite}",
             f"  sha256      {design.sha256}",
             f"  canonical   {design.canonical_json}",
+            f"  workspace   fits: {_fit_summary(design)}",
             f"  power       {plan.sentence}",
             f"  approval    {status.label}: {status.sentence}"]
     if endpoint is not None:
@@ -422,6 +458,15 @@ def run_design_check(arguments) -> int:
     text += [f"  note        {note}" for note in notes]
     _emit(arguments, payload, "\n".join(text))
     return 0
+
+
+def _fit_summary(design) -> str:
+    checked = [f"goldens/{design.suite} and the columns the design names"]
+    if design.anchors is not None:
+        checked.append(f"anchors/{design.anchors.set} for the pinned judge")
+    if design.retrieval is not None:
+        checked.append(f"qrels/{design.suite}")
+    return ", ".join(checked) + " were checked"
 
 
 def run_approve(arguments) -> int:
@@ -494,6 +539,9 @@ def run_power(arguments) -> int:
     if goldens is None and effect is None:
         raise CommandError("give --goldens N for the smallest detectable effect, --effect E "
                            "for the goldens needed, or both.")
+    if goldens is not None and goldens < 1:
+        raise CommandError(f"--goldens {goldens}: a paired comparison needs at least one "
+                           "golden; give the number of goldens in the suite (e.g. --goldens 90).")
     from langchef_core.stats import power as planning
 
     alpha, target_power = arguments.alpha, arguments.target_power
@@ -553,25 +601,59 @@ def run_readout(arguments) -> int:
     except Exception as error:
         if refused is None or not isinstance(error, refused):
             raise
-        # Every blocking reason, on the one line an error gets.
+        # Every blocking reason, on the one line an error gets; the whole failure tables go
+        # to a file, since only the Dagster UI would show them otherwise.
         reasons = [str(reason).rstrip(".") for reason in getattr(error, "reasons", [])]
-        raise CommandError("readout refused: " + ("; ".join(reasons) or str(error)) + ".") \
-            from None
+        tables = getattr(error, "tables", [])
+        if tables:
+            written = _write_failure_tables(workspace, arguments.name, tables)
+            reasons = [reason.replace("listed in the failure table", f"listed in {written}")
+                       for reason in reasons]
+            if not any(written in reason for reason in reasons):
+                reasons.append(f"the failure table is in {written}")
+        where = getattr(error, "where", {}) or {}
+        raise CommandError("readout refused: " + ("; ".join(reasons) or str(error)) + ".",
+                           file=where.get("file"), column=where.get("column"),
+                           row=where.get("row")) from None
     summary = _readout_summary(path)
-    _emit(arguments, {"experiment": arguments.name, "readout": str(path), **summary},
-          f"{arguments.name}: readout written to {path}"
-          + (f"\n  gate {'passed' if summary['passed'] else 'NOT passed'}"
-             if summary.get("passed") is not None else ""))
+    text = f"{arguments.name}: readout written to {path}"
+    if summary.get("verdict_line"):
+        text += f"\n  {summary['verdict_line']}"
+    if summary.get("passed") is not None:
+        text += f"\n  gate {'passed' if summary['passed'] else 'NOT passed'}"
+    text += f"\n  report: {path.parent / 'index.html'}"
+    _emit(arguments, {"experiment": arguments.name, "readout": str(path), **summary}, text)
     return 0
 
 
+def _write_failure_tables(workspace, experiment: str, tables: list[str]) -> str:
+    """failures/<experiment>.md, written whole (temporary file, then renamed)."""
+    import tempfile
+
+    path = workspace.failures_table(experiment).with_suffix(".md")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(f"# Why the readout of {experiment} was refused\n\n" + "\n\n".join(tables)
+                     + "\n")
+    os.replace(temporary, path)
+    return workspace.relative(path)
+
+
 def _readout_summary(path: Path) -> dict:
-    """The gate outcome recorded in a fresh readout, when it can be read."""
+    """The gate outcome and the demo's verdict line of a fresh readout, when it can be read."""
+    from langchef_core.readout.verdict import verdict_line
+
     try:
         readout = json.loads(path.read_text(encoding="utf-8"))
-        return {"passed": bool(readout["gate"]["passed"]), "version": readout.get("version")}
+        summary = {"passed": bool(readout["gate"]["passed"]), "version": readout.get("version")}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
+    try:
+        summary["verdict_line"] = verdict_line(readout)
+    except (KeyError, TypeError, ValueError):
+        pass  # a readout without a primary verdict still reports its gate
+    return summary
 
 
 def run_gate(arguments) -> int:
@@ -594,12 +676,15 @@ def run_gate(arguments) -> int:
                          file=label, hint=hint) from None
     check_manifest(path, body)
     decision = readout_gate(readout, fail_on_inconclusive=arguments.fail_on_inconclusive,
-                            file=label)
+                            strict=arguments.strict, file=label)
     name = decision.experiment or "readout"
     version = f" v{decision.version}" if decision.version is not None else ""
     if decision.passed:
         text = f"PASSED: {name}{version} ({decision.verdict}" + (
             f", non-inferiority {decision.noninferiority})" if decision.noninferiority else ")")
+        if not decision.strict and decision.missing_proofs:
+            text += ("\n  note: proofs missing (" + ", ".join(decision.missing_proofs)
+                     + "); `--strict` would fail this readout")
     else:
         text = f"NOT PASSED: {name}{version}\n" + "\n".join(f"  - {r}" for r in decision.reasons)
     _emit(arguments, {**decision.to_dict(), "file": label}, text)

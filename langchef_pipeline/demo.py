@@ -7,22 +7,8 @@ from pathlib import Path
 
 from langchef_core.demo import build_demo_workspace
 from langchef_core.inputs.workspace import Workspace
+from langchef_core.readout.verdict import verdict_line
 from langchef_pipeline.materialize import ReadoutFailed, instance_for_cli, readout_experiment
-
-
-def verdict_line(readout: dict) -> str:
-    primary = readout["primary"]
-    line = (f"{primary['verdict'].upper():<12} {primary['metric']} {primary['difference']:+.1%} "
-            f"[{primary['low']:+.1%}, {primary['high']:+.1%}]  p={primary['p_value']:.4f}")
-    if "broke" in primary:
-        line += f"  {primary['broke']} broke, {primary['fixed']} fixed"
-    if primary["verdict"] == "inconclusive":
-        line += f"  (smallest effect this run could have seen: {primary['detection_limit']:.1%})"
-    if primary.get("noninferiority"):
-        line += f"  non-inferiority {primary['noninferiority']} at margin {primary['margin']:.1%}"
-    if not readout["gate"]["passed"]:
-        line += "  [gate: not passed]"
-    return line
 
 
 def run_demo(root: str | Path, *, out=print) -> int:

@@ -10,8 +10,8 @@ import pandas as pd
 
 from langchef_core.designs.approval import format_utc
 from langchef_core.designs.ledger import Ledger
-from langchef_core.inputs.loading import TableLoad, load_table
-from langchef_core.readout.experiment import DesignState
+from langchef_core.inputs.loading import TableLoad
+from langchef_core.readout.experiment import DesignState, load_anchors
 from langchef_core.scoring.anchors import (DEFAULT_FAIL_KAPPA, DEFAULT_WARN_KAPPA, AnchorReport,
                                            judge_anchor_set)
 from langchef_pipeline.inputs import validity_result
@@ -24,13 +24,13 @@ GROUP = "drift"
 
 @dg.asset(partitions_def=experiments, group_name="inputs", kinds={"pandas", "pandera"})
 def anchors(workspace: WorkspaceResource, design: DesignState) -> dg.MaterializeResult:
-    """The design's anchor set (anchors/<set>): answers with a human verdict and criterion."""
+    """The design's anchor set (anchors/<set>): answers with a human verdict and criterion
+    (and, for a recorded judge, the upstream judge's verdict, criterion and id)."""
     block = design.design.anchors
     if block is None:
         load = TableLoad(label="anchors (none declared)", path=None)
     else:
-        space = workspace.get()
-        load = load_table(space, space.anchors_path(block.set), "anchors")
+        load = load_anchors(workspace.get(), design.design)
     rows = len(load.frame) if load.frame is not None else 0
     return dg.MaterializeResult(value=load, metadata={"anchors": rows, "file": dg.MetadataValue.text(load.label)})
 
@@ -56,7 +56,8 @@ def anchor_judgements(design: DesignState, anchors: TableLoad, workspace: Worksp
             anchors.frame, scorer, anchor_set=state.anchors.set, history=ledger.anchor_runs(anchor_set=state.anchors.set),
             warn_kappa=state.anchors.warn_kappa, fail_kappa=state.anchors.fail_kappa, alpha=state.alpha,
             resamples=state.bootstrap.resamples, seed=state.bootstrap.seed,
-            taken_at=format_utc(datetime.now(timezone.utc)), source=anchors.label)
+            taken_at=format_utc(datetime.now(timezone.utc)), source=anchors.label,
+            criteria=state.criteria or None)
         ledger.record_anchor_run(run)
     return dg.MaterializeResult(value=report, metadata={
         "judge": dg.MetadataValue.text(report.judge_id), "level": dg.MetadataValue.text(report.level),
@@ -82,7 +83,7 @@ def judge_has_not_drifted(anchor_judgements: AnchorReport | None) -> dg.AssetChe
 
 rejudge_anchors = dg.define_asset_job(
     "rejudge_anchors", selection=dg.AssetSelection.assets(anchor_judgements, anchors).upstream(depth=1),
-    partitions_def=experiments, description="Re-judge the anchors of one experiment's pinned judge.")
+    description="Re-judge the anchors of one experiment's pinned judge (partitioned like its assets).")
 
 
 def anchor_schedule(cron_schedule: str = "0 6 * * *") -> dg.ScheduleDefinition:
@@ -104,7 +105,7 @@ def anchor_schedule(cron_schedule: str = "0 6 * * *") -> dg.ScheduleDefinition:
                 plan = load_workspace_design(space, name)
             except InputError:
                 continue  # the sensor logs invalid designs; nothing to re-judge
-            if plan.anchors is None:
+            if plan.anchors is None or plan.judge is None:
                 continue
             key = (json.dumps(plan.judge.to_dict(), sort_keys=True), plan.anchors.set)
             if key in seen:

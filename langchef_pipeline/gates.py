@@ -83,7 +83,8 @@ def judge_is_pinned(arm_runs: dict, design: DesignState, workspace: WorkspaceRes
     if skipped:
         return skipped
     frames, files = _frames(arm_runs)
-    pinned = judge.for_design(design.design, workspace.get()).id
+    scorer = judge.for_design(design.design, workspace.get())
+    pinned = scorer.id if scorer is not None else None
     return gate_result(rules.judge_is_pinned(frames, pinned, files=files, design=design.design))
 
 

@@ -88,10 +88,14 @@ def validity_result(loads: list[TableLoad], *, what: str) -> dg.AssetCheckResult
         checked = [load.label for load in loads if load.frame is not None]
         return dg.AssetCheckResult(passed=True, description=f"{what} valid: {', '.join(checked) or 'nothing to check'}")
     failures = pd.concat([load.failures for load in failed], ignore_index=True)[FAILURE_COLUMNS]
+    first = failures.iloc[0]
+    where = {key: (None if pd.isna(first[key]) else (int(first[key]) if key == "row" else str(first[key])))
+             for key in ("file", "column", "row")}
     return dg.AssetCheckResult(
         passed=False, severity=dg.AssetCheckSeverity.ERROR, description=failed[0].error,
         metadata={"failures": markdown_table(failures), "problems": len(failures),
-                  "files": dg.MetadataValue.text(", ".join(load.label for load in failed))})
+                  "files": dg.MetadataValue.text(", ".join(load.label for load in failed)),
+                  "first problem": dg.MetadataValue.json(where)})
 
 
 @dg.asset_check(asset=goldens, blocking=True, partitions_def=experiments)

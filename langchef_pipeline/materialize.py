@@ -8,6 +8,7 @@ sentence of the first blocking check (or step) that stopped it.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import dagster as dg
@@ -19,14 +20,22 @@ from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 
 # In process the reasons are reported by the caller; Dagster's own console log would bury
 # them under step events (the UI and the event log keep every event either way).
+# "langchef_core.inputs.errors.InputError: goldens/qa.jsonl …" → "goldens/qa.jsonl …"
+CLASS_PREFIX = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Violation|Refusal|Failed"
+                          r"|Fit)\w*: ")
+
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 class ReadoutFailed(RuntimeError):
-    """The readout was not taken; ``reasons`` lists every blocking failure in order."""
+    """The readout was not taken; ``reasons`` lists every blocking failure in order, and
+    ``tables`` the failure tables (Markdown) of the checks that had one."""
 
-    def __init__(self, reasons: list[str]):
+    def __init__(self, reasons: list[str], tables: list[str] | None = None,
+                 where: dict | None = None):
         self.reasons = reasons
+        self.tables = list(tables or [])
+        self.where = dict(where or {})  # file, column, row of the first problem, when known
         super().__init__(reasons[0] if reasons else "the readout run failed")
 
 
@@ -54,7 +63,7 @@ def readout_experiment(workspace: Workspace, experiment: str, *,
     workspace.design_path(experiment)  # refuses unsafe names before anything runs
     result = materialize_experiment(workspace, experiment, instance=instance)
     if not result.success:
-        raise ReadoutFailed(failure_reasons(result))
+        raise ReadoutFailed(failure_reasons(result), failure_tables(result), first_place(result))
     return Path(result.output_for_node("readout_report").readout_path)
 
 
@@ -74,10 +83,41 @@ def failure_reasons(result: dg.ExecuteInProcessResult) -> list[str]:
     return reasons
 
 
+def first_place(result: dg.ExecuteInProcessResult) -> dict:
+    """File, column and row of the first problem of the first blocking check that has one."""
+    for evaluation in result.get_asset_check_evaluations():
+        if evaluation.passed or evaluation.severity != dg.AssetCheckSeverity.ERROR:
+            continue
+        where = evaluation.metadata.get("first problem")
+        if where is not None:
+            value = getattr(where, "data", None) or getattr(where, "value", None)
+            if isinstance(value, dict):
+                return value
+    return {}
+
+
+def failure_tables(result: dg.ExecuteInProcessResult) -> list[str]:
+    """The failure tables (Markdown) of the blocking checks that failed with one."""
+    tables = []
+    for evaluation in result.get_asset_check_evaluations():
+        if evaluation.passed or evaluation.severity != dg.AssetCheckSeverity.ERROR:
+            continue
+        table = evaluation.metadata.get("failures")
+        if table is not None:
+            tables.append(f"## {evaluation.check_name}\n\n{getattr(table, 'value', table)}")
+    return tables
+
+
 def _innermost(error) -> str:
-    """Dagster wraps a step's exception; the user's own message is the deepest cause."""
+    """Dagster wraps a step's exception; the user's own message is the deepest cause,
+    without the exception's class name (``langchef_core.inputs.errors.InputError: …``)."""
     if error is None:
         return "failed"
     while error.cause is not None:
         error = error.cause
-    return error.message.strip().splitlines()[-1]
+    message = error.message.strip().splitlines()[-1]
+    name = getattr(error, "cls_name", None)
+    for prefix in ([f"{name}: "] if name else []):
+        if prefix in message:
+            message = message.split(prefix, 1)[1]
+    return CLASS_PREFIX.sub("", message)

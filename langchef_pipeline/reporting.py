@@ -48,8 +48,9 @@ def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: Tabl
 
 
 def judge_section(design: DesignState, scores: ItemScores, report) -> dict:
-    return {"id": scores.judge_id, "kind": design.design.judge.kind,
-            "settings": scores.judge or design.design.judge.to_dict(),
+    pinned = design.design.judge
+    return {"id": scores.judge_id, "kind": pinned.kind if pinned is not None else None,
+            "settings": scores.judge or (pinned.to_dict() if pinned is not None else {}),
             "anchors": report.to_dict() if report is not None else None}
 
 

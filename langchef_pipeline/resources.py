@@ -34,6 +34,9 @@ class JudgeResource(dg.ConfigurableResource):
 
     cache_path: str | None = None
 
-    def for_design(self, design: Design, workspace: Workspace) -> Judge:
+    def for_design(self, design: Design, workspace: Workspace) -> Judge | None:
+        """The pinned judge, or None for a design that pins none (accuracy, retrieval)."""
+        if design.judge is None:
+            return None
         cache = Path(self.cache_path) if self.cache_path else default_cache_path(workspace.root)
         return build_judge(design.judge.to_dict(), cache_path=cache, criteria=list(design.criteria))

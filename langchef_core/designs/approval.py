@@ -35,6 +35,7 @@ from ..inputs.errors import InputError
 from ..inputs.workspace import Workspace
 from ..stats.records import Record
 from .model import Design, DesignError
+from .fit import require_fit
 from .parse import load_workspace_design
 from .power_plan import PowerPlan, assess_power
 
@@ -181,13 +182,18 @@ def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | No
             tool_version: str | None = None) -> ApprovalOutcome:
     """Approve the current version of a design, on behalf of the person ``by``.
 
-    Refuses an invalid design (``DesignError``) and an empty approver (``ValueError``). An
-    already-approved identical design is left alone (status ``already_approved``). ``at``
-    (an aware datetime, default now) lets a generator pre-approve designs at a set time.
+    Refuses an invalid design (``DesignError``), a design that does not fit the workspace
+    (``DesignDoesNotFit``: a missing suite, a cluster column the goldens lack, anchors the
+    pinned judge cannot be watched on …; the whole problem table goes to
+    ``failures/<experiment>.csv`` when the sentence cannot show all of it) and an empty
+    approver (``ValueError``). An already-approved identical design is left alone (status
+    ``already_approved``). ``at`` (an aware datetime, default now) lets a generator
+    pre-approve designs at a set time.
     """
     approver = _check_approver(by)
     moment = datetime.now(timezone.utc) if at is None else _aware(at, "at").astimezone(timezone.utc)
     design = load_workspace_design(workspace, experiment)
+    require_fit(workspace, design, table_path=workspace.failures_table(experiment))
     previous = read_approval(workspace, experiment)
     path = workspace.approval_path(experiment)
     if previous is not None and previous.design_sha256 == design.sha256 and \
@@ -266,7 +272,82 @@ def approval_status(workspace: Workspace, experiment: str) -> ApprovalStatus:
         return ApprovalStatus(experiment, INVALID, STATE_LABELS[INVALID], None, approval,
                               error.describe())
     approval = verified_approval(workspace, experiment)
-    return status_of(design, approval)
+    status = status_of(design, approval)
+    if status.state in (REVOKED, APPROVED):
+        traffic = runs_on_record(workspace, experiment, approval.approved_at)
+        note = traffic.note(revoked=status.state == REVOKED)
+        if note:
+            status = ApprovalStatus(status.experiment, status.state, status.label,
+                                    status.design_sha256, status.approval,
+                                    f"{status.sentence}; {note}")
+    elif status.state == DRAFT:
+        traffic = runs_on_record(workspace, experiment, None)
+        if traffic.rows:
+            status = ApprovalStatus(status.experiment, status.state, status.label,
+                                    status.design_sha256, status.approval,
+                                    f"{status.sentence}; {traffic.note(revoked=True)}")
+    return status
+
+
+@dataclass(frozen=True)
+class RunsOnRecord(Record):
+    """The run rows already collected for an experiment, placed against an approval time."""
+
+    files: int
+    rows: int
+    before: int        # rows created before the approval (all rows when there is none)
+    untimed: int       # rows without a readable created_at
+
+    def note(self, *, revoked: bool) -> str | None:
+        if not self.rows:
+            return "approve it again before collecting runs" if revoked else None
+        collected = (f"{self.rows} run row{'s' if self.rows != 1 else ''} in {self.files} "
+                     f"file{'s' if self.files != 1 else ''}")
+        if revoked:
+            return (f"a new approval would not make the {collected} already collected count: "
+                    "every one of them predates it, so after approving the edited design the "
+                    "runs must be collected again (or restore the approved design)")
+        parts = []
+        if self.before:
+            parts.append(f"{self.before} of {collected} predate the approval, so the readout "
+                         "will be refused until they are collected again")
+        if self.untimed:
+            parts.append(f"{self.untimed} of {collected} carry no created_at, so it cannot be "
+                         "shown that they came after the approval")
+        return "; ".join(parts) or None
+
+
+def runs_on_record(workspace: Workspace, experiment: str,
+                   approved_at: datetime | None) -> RunsOnRecord:
+    """Count the rows of ``runs/<experiment>/`` and how many predate ``approved_at``.
+
+    Evidence for `langchef status` only: an unreadable file counts its rows as untimed,
+    and the readout's own gate decides.
+    """
+    from ..inputs.tables import read_table
+
+    files = rows = before = untimed = 0
+    for name in workspace.run_arms(experiment):
+        path = workspace.run_path(experiment, name)
+        try:
+            frame = read_table(path, label=workspace.relative(path))
+        except InputError:
+            continue
+        files += 1
+        rows += len(frame)
+        if approved_at is None:
+            before += len(frame)
+            continue
+        if "created_at" not in frame.columns:
+            untimed += len(frame)
+            continue
+        import pandas as pd
+
+        moments = pd.to_datetime(frame["created_at"], utc=True, errors="coerce",
+                                 format="ISO8601")
+        untimed += int(moments.isna().sum())
+        before += int((moments < pd.Timestamp(approved_at)).sum())
+    return RunsOnRecord(files, rows, before, untimed)
 
 
 def status_of(design: Design, approval: Approval | None) -> ApprovalStatus:
@@ -276,7 +357,7 @@ def status_of(design: Design, approval: Approval | None) -> ApprovalStatus:
         state = REVOKED
         sentence = (f"{design.experiment} was edited after approval: approved design "
                     f"{approval.design_sha256[:12]} by {approval.approved_by}, current design "
-                    f"{design.sha256[:12]}; approve it again to read it out")
+                    f"{design.sha256[:12]}")
     else:
         state = APPROVED
         sentence = (f"{design.experiment} approved by {approval.approved_by} at "

@@ -106,7 +106,7 @@ def score_column(design: Design) -> str:
         return "predicted"
     if design.primary != "pass_rate":
         return "retrieved"
-    return "verdict" if design.judge.kind == "recorded" else "output"
+    return "verdict" if design.judge_kind == "recorded" else "output"
 
 
 def runs_are_complete(design: Design, goldens: pd.DataFrame,

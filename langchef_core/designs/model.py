@@ -168,6 +168,22 @@ class Anchors(Record):
 
 
 @dataclass(frozen=True)
+class GateOptions(Record):
+    """``gate: {strict: true}``: the gate also fails when a proof is missing — traffic time
+    that cannot be verified, a sampled pool nobody wrote down, a repeated look."""
+
+    strict: bool = False
+
+
+# The warnings a strict gate turns into failures: each is a proof the readout lacks.
+STRICT_PROOFS = {
+    "traffic_unverified": "traffic time unverifiable",
+    "pool_unproven": "sampled pool unproven",
+    "repeated_look": "repeated look at changed data",
+}
+
+
+@dataclass(frozen=True)
 class Design(Record):
     """A validated design with its defaults filled in.
 
@@ -182,7 +198,7 @@ class Design(Record):
     arms: Arms
     kind: str
     primary: str
-    judge: Judge
+    judge: Judge | None      # None: no judge decides (accuracy and retrieval designs)
     criteria: tuple[str, ...]
     alpha: float = 0.05
     power: float = 0.80
@@ -197,12 +213,17 @@ class Design(Record):
     assumed_discordant_rate: float | None = None
     assumed_sd: float | None = None
     seeds: int | None = None
+    gate: GateOptions | None = None
 
     def to_dict(self) -> dict:
         plain = {
             "experiment": self.experiment, "hypothesis": self.hypothesis, "suite": self.suite,
             "arms": self.arms.to_dict(), "kind": self.kind, "primary": self.primary,
-            "judge": self.judge.to_dict(), "criteria": list(self.criteria),
+            "judge": self.judge.to_dict() if self.judge is not None else None,
+            # Left out only with the judge: designs written when both were required keep
+            # their hash (and their approval).
+            "criteria": list(self.criteria) if self.judge is not None or self.criteria
+            else None,
             "alpha": self.alpha, "power": self.power, "bootstrap": self.bootstrap.to_dict(),
             "margin": self.margin,
             "retrieval": self.retrieval.to_dict() if self.retrieval else None,
@@ -213,6 +234,7 @@ class Design(Record):
             "target_effect": self.target_effect,
             "assumed_discordant_rate": self.assumed_discordant_rate,
             "assumed_sd": self.assumed_sd, "seeds": self.seeds,
+            "gate": self.gate.to_dict() if self.gate is not None else None,
         }
         return _drop_none(plain)
 
@@ -231,7 +253,23 @@ class Design(Record):
     @property
     def judge_id(self) -> str | None:
         """The id every upstream verdict must carry, when the design pins it directly."""
-        return self.judge.id if self.judge.kind == "recorded" else None
+        return self.judge.id if self.judge is not None and self.judge.kind == "recorded" \
+            else None
+
+    @property
+    def judge_kind(self) -> str | None:
+        return self.judge.kind if self.judge is not None else None
+
+    def criterion_named(self, cited) -> str | None:
+        """The design's spelling of a cited criterion (case ignored), or None if unknown."""
+        if not isinstance(cited, str):
+            return None
+        key = cited.strip().casefold()
+        return next((name for name in self.criteria if name.strip().casefold() == key), None)
+
+    @property
+    def strict_gate(self) -> bool:
+        return self.gate is not None and self.gate.strict
 
     @property
     def primary_is_binary(self) -> bool:

@@ -11,8 +11,8 @@ from pathlib import Path
 from ..inputs.workspace import NAME_PATTERN, Workspace
 from .model import (GUARDRAIL_METRICS, GUARDRAIL_STATISTICS, JUDGE_KINDS, KINDS, MAX_RESAMPLES, MIN_RESAMPLES,
                     POOL_KINDS, PRIMARY_METRICS, RETRIEVAL_METRICS, WEIGHT_TOLERANCE,
-                    ZERO_POSITIVE, Anchors, Arms, Bootstrap, Design, DesignError, Guardrail, Judge,
-                    Pool, Retrieval, Slices)
+                    ZERO_POSITIVE, Anchors, Arms, Bootstrap, Design, DesignError, GateOptions,
+                    Guardrail, Judge, Pool, Retrieval, Slices)
 from .yaml_source import dotted_path, normalise_text, parse_yaml
 
 # --------------------------------------------------------------------------------------
@@ -134,8 +134,10 @@ _REQUIRED_HINTS = {
     "variant": "name the arm being tried",
     "kind": "write 'kind: superiority' or 'kind: non_inferiority'",
     "primary": "name the primary metric, e.g. 'primary: pass_rate'",
-    "judge": "pin the judge, e.g. 'judge: {kind: recorded, id: my-judge-v1}'",
-    "criteria": "list the judge criteria, e.g. 'criteria: [correctness, groundedness]'",
+    "judge": "a pass_rate design is decided by a judge: pin it, e.g. "
+             "'judge: {kind: recorded, id: my-judge-v1}'",
+    "criteria": "list the criteria the judge cites, e.g. 'criteria: [correctness, "
+                "groundedness]'",
     "margin": "write the tolerated drop, e.g. 'margin: 0.03' for three points",
     "column": "name the goldens column that holds the slice",
     "metric": "use latency_ms or cost_usd",
@@ -147,11 +149,13 @@ _REQUIRED_HINTS = {
     "seed": "e.g. 0",
 }
 
-_TOP_REQUIRED = ("experiment", "hypothesis", "suite", "arms", "kind", "primary", "judge",
-                 "criteria")
-_TOP_OPTIONAL = ("alpha", "power", "bootstrap", "margin", "retrieval", "slices", "cluster",
+_TOP_REQUIRED = ("experiment", "hypothesis", "suite", "arms", "kind", "primary")
+# A judge and its criteria are needed only where a judge decides (primary: pass_rate);
+# accuracy and retrieval designs may leave both out.
+_JUDGED_REQUIRED = ("judge", "criteria")
+_TOP_OPTIONAL = ("judge", "criteria", "alpha", "power", "bootstrap", "margin", "retrieval", "slices", "cluster",
                  "guardrails", "anchors", "target_effect", "assumed_discordant_rate",
-                 "assumed_sd", "seeds")
+                 "assumed_sd", "seeds", "gate")
 
 
 MAX_DESIGN_BYTES = 256 * 1024
@@ -204,11 +208,18 @@ def _validate(data, fields: _Fields, experiment: str | None) -> Design:
         raise fields.error(("experiment",), f"says {name!r} but the file is named {experiment!r}",
                            hint=f"write 'experiment: {experiment}' or rename the file")
     kind = fields.choice(top["kind"], ("kind",), KINDS)
-    primary = fields.choice(top["primary"], ("primary",), PRIMARY_METRICS)
+    primary = metric_name(top["primary"], ("primary",), fields, PRIMARY_METRICS)
     margin = _margin(top, fields, kind)
     retrieval = retrieval_view(top.get("retrieval"), fields, primary)
-    criteria = fields.text_list(top["criteria"], ("criteria",),
-                                allow_empty=primary not in ("pass_rate",))
+    judged = primary == "pass_rate"
+    if judged:
+        fields.mapping(top, (), required=_JUDGED_REQUIRED, closed=False)
+    judge = None if top.get("judge") is None else judge_view(top["judge"], fields)
+    criteria = () if top.get("criteria") is None else _criteria(top["criteria"], fields, judged)
+    if judge is None and top.get("anchors") is not None:
+        raise fields.error(("anchors",), "anchors watch a judge, and this design pins none",
+                           hint=f"a {primary} design is scored without a judge; remove "
+                                "'anchors' (or pin the judge the anchors should watch)")
     return Design(
         experiment=name,
         hypothesis=fields.text(top["hypothesis"], ("hypothesis",)),
@@ -216,7 +227,7 @@ def _validate(data, fields: _Fields, experiment: str | None) -> Design:
         arms=_arms(top["arms"], fields),
         kind=kind,
         primary=primary,
-        judge=judge_view(top["judge"], fields),
+        judge=judge,
         criteria=criteria,
         alpha=_optional(top, "alpha", 0.05, lambda v, p: fields.number(
             v, p, low=0, high=0.5, high_open=False, hint="the usual choice is 0.05")),
@@ -242,7 +253,70 @@ def _validate(data, fields: _Fields, experiment: str | None) -> Design:
             hint="write the expected spread of per-golden differences, e.g. 0.3")),
         seeds=_optional(top, "seeds", None, lambda v, p: fields.whole(
             v, p, minimum=2, hint="compare at least two independently trained seeds per arm")),
+        gate=_gate(top.get("gate"), fields),
     )
+
+
+def _gate(value, fields: _Fields) -> GateOptions | None:
+    if value is None:
+        return None
+    path = ("gate",)
+    fields.mapping(value, path, optional=("strict",))
+    strict = value.get("strict", False)
+    if not isinstance(strict, bool):
+        raise fields.error(path + ("strict",), f"must be true or false, got {_shown(strict)}",
+                           hint="write 'gate: {strict: true}' to fail the gate on a missing "
+                                "proof")
+    return GateOptions(strict)
+
+
+# Spellings of the retrieval metrics that other tools use, and the name langchef gives them.
+METRIC_ALIASES = {"mrr": "reciprocal_rank", "rr": "reciprocal_rank",
+                  "mean_reciprocal_rank": "reciprocal_rank", "hit_rate": "hit",
+                  "hits": "hit", "success": "hit", "normalized_recall": "recall_normalized",
+                  "recall_norm": "recall_normalized", "ndcg_score": "ndcg"}
+
+
+def metric_name(value, path: tuple, fields: _Fields, options) -> str:
+    """A metric name, with the usual aliases (``mrr``) read as langchef's own name so the
+    hash does not depend on the spelling; ``recall@10`` is refused with the exact rewrite,
+    because the cut-off belongs in ``retrieval.k``."""
+    if isinstance(value, str):
+        written = value.strip()
+        lowered = written.lower().replace("-", "_").replace(" ", "_")
+        if lowered in options:
+            return lowered
+        if lowered in METRIC_ALIASES and METRIC_ALIASES[lowered] in options:
+            return METRIC_ALIASES[lowered]
+        base, at, cut = lowered.partition("@")
+        if at:
+            name = METRIC_ALIASES.get(base, base)
+            if name in options:
+                k = f"k: {cut}" if cut.isdigit() else "k: 10"
+                raise fields.error(path, f"metric {value!r} names its cut-off in the metric",
+                                   hint=f"write '{name}' and put the cut-off in the design as "
+                                        f"'retrieval: {{{k}}}'")
+    if not isinstance(value, str) or value not in options:
+        close = difflib.get_close_matches(value, options, n=1) if isinstance(value, str) else []
+        hint = (f"did you mean '{close[0]}'? " if close else "") + "use one of: " + \
+            ", ".join(options)
+        raise fields.error(path, f"unknown value {_shown(value)}", hint=hint)
+    return value
+
+
+def _criteria(value, fields: _Fields, judged: bool) -> tuple:
+    """The judge's criteria as the design spells them (the canonical spelling: a judge that
+    cites ``Correctness`` for ``correctness`` is matched without regard to case)."""
+    criteria = fields.text_list(value, ("criteria",), allow_empty=not judged)
+    seen = {}
+    for index, name in enumerate(criteria):
+        key = name.strip().casefold()
+        if key in seen:
+            raise fields.error(("criteria", index),
+                               f"{name!r} is {seen[key]!r} again (criteria match without "
+                               "regard to case)", hint="list each criterion once")
+        seen[key] = name
+    return criteria
 
 
 def _optional(top: dict, key: str, default, read):
@@ -358,7 +432,7 @@ def retrieval_view(value, fields: _Fields, primary: str) -> Retrieval | None:
     k = 10 if value.get("k") is None else fields.whole(value["k"], path + ("k",), minimum=1)
     metrics = RETRIEVAL_METRICS
     if value.get("metrics") is not None:
-        metrics = fields.text_list(value["metrics"], path + ("metrics",), options=RETRIEVAL_METRICS)
+        metrics = _metric_list(value["metrics"], path + ("metrics",), fields)
     if primary in RETRIEVAL_METRICS and primary not in metrics:
         raise fields.error(("primary",), f"the primary metric {primary!r} is not among "
                                          "retrieval.metrics",
@@ -378,6 +452,18 @@ def retrieval_view(value, fields: _Fields, primary: str) -> Retrieval | None:
                                      hint="write the share of queries that must have a "
                                           "judged positive, e.g. 0.9")
     return Retrieval(k, metrics, zero_positive, pool, min_coverage)
+
+
+def _metric_list(value, path: tuple, fields: _Fields) -> tuple:
+    names = fields.text_list(value, path)
+    metrics = []
+    for index, name in enumerate(names):
+        metric = metric_name(name, path + (index,), fields, RETRIEVAL_METRICS)
+        if metric in metrics:
+            raise fields.error(path + (index,), f"{name!r} is listed twice (as {metric!r})",
+                               hint="list each metric once")
+        metrics.append(metric)
+    return tuple(metrics)
 
 
 def slices_view(value, fields: _Fields) -> Slices | None:

@@ -68,7 +68,8 @@ class PowerPlan(Record):
 
 
 def plan_power(design: Design, n_goldens: int | None, *, assumed: float | None = None,
-               source: str | None = None, missing: str | None = None) -> PowerPlan:
+               source: str | None = None, missing: str | None = None,
+               no_spread: str | None = None) -> PowerPlan:
     """Detection limit of ``design`` on ``n_goldens`` at an ``assumed`` rate (or sd).
 
     ``assumed`` defaults to the design's own ``assumed_discordant_rate`` (binary primary)
@@ -87,6 +88,8 @@ def plan_power(design: Design, n_goldens: int | None, *, assumed: float | None =
     if n_goldens is None or n_goldens == 0 or assumed is None:
         reason = missing if n_goldens is None else ("the suite has no goldens"
                                                     if n_goldens == 0 else None)
+        if reason is None and no_spread is not None:
+            reason = no_spread
         if reason is None:
             what = "assumed_discordant_rate" if binary else "assumed_sd"
             reason = (f"no {scale.replace('_', ' ')} to plan with: set {what} in the design "
@@ -242,7 +245,62 @@ def assess_power(workspace: Workspace, design: Design) -> PowerPlan:
     explicit = design.assumed_discordant_rate if design.primary_is_binary else design.assumed_sd
     if explicit is None:
         measured = measured_assumption(workspace, design)
+        if measured is None and not design.primary_is_binary:
+            measured = baseline_spread(workspace, design)
         if measured is not None:
             return plan_power(design, n, assumed=measured.value, source=measured.source,
                               missing=missing)
+        if not design.primary_is_binary and n:
+            return plan_power(design, n, missing=missing, no_spread=(
+                f"no assumed_sd in the design, no readout on suite {design.suite!r} to measure "
+                f"it from, and no run of the baseline arm {design.arms.baseline!r} with qrels "
+                f"to observe the per-query spread of {design.primary}: set assumed_sd (the "
+                "expected sd of per-query differences, e.g. 0.3), or plan again once a "
+                "baseline run exists"))
     return plan_power(design, n, missing=missing)
+
+
+def baseline_spread(workspace: Workspace, design: Design) -> MeasuredAssumption | None:
+    """The sd of the baseline's per-query primary metric, from a run of the baseline arm on
+    this suite (this experiment's runs, else another experiment's on the same suite) scored
+    against the suite's qrels.
+
+    Taken as the sd of the per-query *differences*: for two arms with equal spread that is
+    exact when their per-query scores correlate at 0.5; more alike arms have a smaller sd,
+    so the plan errs on the side of needing more goldens when the arms are alike.
+    """
+    from ..scoring.retrieval.metrics import retrieval_metrics
+    from ..inputs.tables import read_table
+
+    qrels_path = workspace.qrels_path(design.suite)
+    if not qrels_path.exists():
+        return None
+    candidates = [design.experiment] + [name for name in workspace.experiment_names()
+                                        if name != design.experiment]
+    for experiment in candidates:
+        if not NAME_PATTERN.match(experiment):
+            continue
+        path = workspace.run_path(experiment, design.arms.baseline)
+        if not path.exists():
+            continue
+        if experiment != design.experiment:
+            try:
+                if load_workspace_design(workspace, experiment).suite != design.suite:
+                    continue
+            except InputError:
+                continue
+        try:
+            run = read_table(path, label=workspace.relative(path))
+            qrels = read_table(qrels_path, label=workspace.relative(qrels_path))
+            scored = retrieval_metrics(run, qrels, k=design.retrieval.k)
+        except (InputError, ValueError, KeyError):
+            continue
+        values = scored.loc[scored["in_run"] & (scored["n_positive"] > 0), design.primary]
+        if len(values) < 2:
+            continue
+        sd = float(values.std(ddof=1))
+        if sd > 0 and math.isfinite(sd):
+            return MeasuredAssumption(sd, f"the sd of per-query {design.primary} observed in "
+                                          f"{workspace.relative(path)} over {len(values)} "
+                                          "queries, taken as the sd of differences")
+    return None

@@ -30,7 +30,9 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
         raise InputError(f"unsupported table type '{path.suffix}'", file=name,
                          hint="use .jsonl, .csv or .parquet")
     if not path.is_file():
-        raise InputError("file not found", file=name)
+        raise InputError(not_found(name), file=name,
+                         hint="write the table under one of these names, or fix the name that "
+                              "points at it")
     if path.stat().st_size > MAX_TABLE_BYTES:
         raise InputError(f"is larger than {MAX_TABLE_BYTES >> 20} MiB", file=name,
                          hint="split the suite, or raise MAX_TABLE_BYTES in langchef_core/inputs/tables.py")
@@ -76,6 +78,19 @@ def _read_csv(path: Path, name: str) -> pd.DataFrame:
                              hint="give every column its own name")
         seen[column] = position
     return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""])
+
+
+def not_found(label: str) -> str:
+    """"file not found", naming every extension a table of that name may have."""
+    stem = str(label)
+    for suffix in TABLE_SUFFIXES:
+        if stem.endswith(suffix):
+            stem = stem[:-len(suffix)]
+            break
+    else:
+        return "file not found"
+    tried = [f"{stem}{suffix}" for suffix in TABLE_SUFFIXES]
+    return "file not found (looked for " + ", ".join(tried[:-1]) + f" and {tried[-1]})"
 
 
 def _read_jsonl(path: Path, name: str) -> pd.DataFrame:

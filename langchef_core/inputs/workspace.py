@@ -62,6 +62,11 @@ class Workspace:
     def approval_path(self, experiment: str) -> Path:
         return self.approvals / f"{check_name(experiment)}.json"
 
+    def failures_table(self, experiment: str) -> Path:
+        """Where a refusal writes its whole problem table when its sentence shows only the
+        first few problems (``failures/<experiment>.csv``)."""
+        return self.root / "failures" / f"{check_name(experiment)}.csv"
+
     def experiment_names(self) -> list[str]:
         if not self.experiments.is_dir():
             return []

@@ -73,11 +73,26 @@ def gate_reasons(primary: dict, guardrails: list) -> list[str]:
     return reasons
 
 
+def missing_proofs(warnings) -> list[dict]:
+    """The proofs a readout lacks (its strict-gate warnings), in the order warned."""
+    from ..designs.model import STRICT_PROOFS
+    return [{"code": warning["code"], "proof": STRICT_PROOFS[warning["code"]],
+             "sentence": warning.get("sentence") or warning.get("message") or ""}
+            for warning in warnings if isinstance(warning, dict)
+            and warning.get("code") in STRICT_PROOFS]
+
+
 def assemble_readout(parts: ReadoutParts) -> dict:
     """The readout document (its ``version`` is assigned when it is published)."""
     design = parts.design
     primary = {"metric": design.primary, **parts.primary}
     reasons = gate_reasons(primary, parts.guardrails)
+    gate = {"passed": None, "reasons": reasons}
+    if design.strict_gate:
+        missing = missing_proofs([warning.to_dict() for warning in parts.warnings])
+        reasons += [f"strict gate: {proof['proof']}: {proof['sentence']}" for proof in missing]
+        gate.update(strict=True, missing_proofs=missing)
+    gate["passed"] = not reasons
     return {
         "format": FORMAT,
         "tool_version": __version__,
@@ -113,7 +128,7 @@ def assemble_readout(parts: ReadoutParts) -> dict:
         "traffic": parts.traffic,
         "looks": parts.looks,
         "warnings": [warning.to_dict() for warning in parts.warnings],
-        "gate": {"passed": not reasons, "reasons": reasons},
+        "gate": gate,
         "broke": parts.broke,
         "fixed": parts.fixed,
     }

@@ -80,7 +80,9 @@ def readout_document(evidence: Evidence, looks) -> dict:
         warnings.append(Warning_("repeated_look", looks.warning))
     if evidence.retrieval is not None:
         for sentence in evidence.retrieval.warnings:
-            code = "label_source_mix" if sentence.startswith("labels come from") else "retrieval"
+            code = ("label_source_mix" if sentence.startswith("labels come from")
+                    else "pool_unproven" if sentence.startswith("the design declares a")
+                    else "retrieval")
             warnings.append(Warning_(code, sentence))
     warnings += statistics_warnings(evidence.primary)
     guardrails, guardrail_warnings = guardrail_entries(design, evidence.slices, evidence.costs)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..designs.approval import Approval, verified_approval
+from ..designs.fit import anchors_columns, goldens_columns
 from ..designs.model import Design
 from ..designs.parse import load_workspace_design
 from ..inputs.loading import TableLoad, load_table
@@ -42,16 +43,9 @@ def load_design_state(workspace: Workspace, experiment: str) -> DesignState:
                        label=workspace.relative(workspace.design_path(experiment)))
 
 
-def goldens_columns(design: Design) -> tuple[str, ...]:
-    """Columns the design needs in its goldens beyond the standard ones."""
-    needed = []
-    if design.slices is not None:
-        needed.append(design.slices.column)
-    if design.cluster is not None:
-        needed.append(design.cluster)
-    if design.primary == "accuracy":
-        needed.append("ideal")
-    return tuple(dict.fromkeys(needed))
+def load_anchors(workspace: Workspace, design: Design) -> TableLoad:
+    return load_table(workspace, workspace.anchors_path(design.anchors.set), "anchors",
+                      required_columns=anchors_columns(design))
 
 
 def load_goldens(workspace: Workspace, design: Design) -> TableLoad:

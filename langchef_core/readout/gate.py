@@ -43,9 +43,11 @@ class ReadoutGate(Record):
     verdict: str
     noninferiority: str | None
     fail_on_inconclusive: bool
+    strict: bool = False
+    missing_proofs: tuple[str, ...] = ()
 
 
-def readout_gate(readout, *, fail_on_inconclusive: bool = False,
+def readout_gate(readout, *, fail_on_inconclusive: bool = False, strict: bool = False,
                  file: str = "readout.json") -> ReadoutGate:
     """Decide pass/fail for a readout, re-deriving the gate from its own content.
 
@@ -55,6 +57,11 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
     unresolved non-inferiority for non-inferiority). The recorded ``gate.passed`` must agree:
     a readout claiming to pass while its own numbers fail is refused as altered
     (``InputError``), as is one that fails with no reason given or derivable.
+
+    ``strict`` (or the design's ``gate: {strict: true}``) also fails a readout that lacks a
+    proof: traffic time that could not be verified, a sampled pool nobody wrote down, or a
+    repeated look at changed data (its warnings ``traffic_unverified``, ``pool_unproven``,
+    ``repeated_look``).
     """
     def bad(field_name, message, hint="take the readout again with `langchef readout`"):
         raise InputError(message, file=file, column=field_name, hint=hint)
@@ -86,6 +93,15 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
                        f"the margin -{_number(primary.get('margin'))}")
     alpha = primary.get("alpha") if _is_number(primary.get("alpha")) else 0.05
     derived += _breached_guardrails(readout.get("guardrails"), bad, alpha)
+    design = readout.get("design") if isinstance(readout.get("design"), dict) else {}
+    approved = design.get("as_approved") if isinstance(design.get("as_approved"), dict) else {}
+    design_strict = isinstance(approved.get("gate"), dict) and approved["gate"].get("strict") is True
+    from .assemble import missing_proofs
+    warnings = readout.get("warnings") if isinstance(readout.get("warnings"), list) else []
+    missing = missing_proofs(warnings)
+    unproven = [f"strict gate: {proof['proof']}: {proof['sentence']}" for proof in missing]
+    if design_strict:
+        derived += unproven  # the readout's own rule: its recorded gate must agree
     if gate["passed"] and derived:
         bad("gate.passed", "says the gate passed, but the readout's own content fails it ("
             + "; ".join(derived) + ")",
@@ -96,7 +112,8 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
     # The readout's own sentences are the fuller account; the derived ones stand in only
     # when it gives none.
     reasons = [] if gate["passed"] else list(recorded_reasons or derived)
-    design = readout.get("design") if isinstance(readout.get("design"), dict) else {}
+    if strict and not design_strict:
+        reasons += [reason for reason in unproven if reason not in reasons]
     kind = design.get("kind")
     # Without the design's kind, a reported non-inferiority outcome says a margin was set.
     non_inferiority_design = kind == "non_inferiority" or (kind is None
@@ -115,7 +132,8 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False,
         passed=not reasons, reasons=tuple(reasons), derived_reasons=tuple(derived),
         recorded_passed=gate["passed"],
         verdict=primary["verdict"], noninferiority=noninferiority,
-        fail_on_inconclusive=fail_on_inconclusive)
+        fail_on_inconclusive=fail_on_inconclusive, strict=strict or design_strict,
+        missing_proofs=tuple(proof["code"] for proof in missing))
 
 
 def _check_labels(primary: dict, bad) -> None:

@@ -36,7 +36,7 @@ def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.Data
         return _seeded_scores(design, paired, goldens, runs, judge, files)
     for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
         run = runs[arm]
-        verdicts = _verdicts(run, goldens, judge, files.get(arm, arm))
+        verdicts = _verdicts(run, goldens, judge, files.get(arm, arm), design)
         paired[f"{role}_pass"] = paired["example_id"].map(verdicts["verdict"]).eq("pass")
         paired[f"{role}_criterion"] = paired["example_id"].map(verdicts["criterion"])
         paired[f"{role}_rationale"] = paired["example_id"].map(verdicts["rationale"])
@@ -46,12 +46,18 @@ def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.Data
     return ItemScores(frame=paired, judge_id=judge.id, judge=judge.describe())
 
 
-def _verdicts(run: pd.DataFrame, goldens: pd.DataFrame, judge, source: str) -> pd.DataFrame:
-    """One run's verdicts by example_id (the goldens give each item its input and ideal)."""
+def _verdicts(run: pd.DataFrame, goldens: pd.DataFrame, judge, source: str,
+              design: Design) -> pd.DataFrame:
+    """One run's verdicts by example_id (the goldens give each item its input and ideal),
+    each cited criterion in the design's spelling (judges may cite ``Correctness`` for the
+    design's ``correctness``)."""
     base = goldens[[c for c in ("example_id", "input", "ideal") if c in goldens.columns]]
     items = run.merge(base, on="example_id", how="inner")
     items.index = run.index[run["example_id"].isin(base["example_id"])]
-    return judge.judge(items, source=source).set_index("example_id")
+    verdicts = judge.judge(items, source=source).set_index("example_id")
+    verdicts["criterion"] = [design.criterion_named(cited) or cited if cited is not None else None
+                             for cited in verdicts["criterion"]]
+    return verdicts
 
 
 def _seeded_scores(design, paired, goldens, runs, judge, files) -> ItemScores:
@@ -62,7 +68,7 @@ def _seeded_scores(design, paired, goldens, runs, judge, files) -> ItemScores:
         passes, outputs = {}, {}
         for seed, run in grouped[arm].items():
             name = f"{arm}@{seed}" if seed else arm
-            verdicts = _verdicts(run, goldens, judge, files.get(name, name))
+            verdicts = _verdicts(run, goldens, judge, files.get(name, name), design)
             passes[seed or arm] = paired["example_id"].map(verdicts["verdict"]).eq("pass").to_numpy()
             if "output" in run.columns:
                 outputs[seed or arm] = paired["example_id"].map(run.set_index("example_id")["output"]).tolist()

@@ -54,6 +54,12 @@ class JudgeView:
     settings: tuple[tuple[str, str], ...]
     anchors: AnchorsView | None
 
+    @property
+    def shown(self) -> bool:
+        """Only a readout a judge took part in has a judge to show (accuracy and
+        retrieval readouts are scored without one)."""
+        return self.id is not None or self.anchors is not None
+
 
 @dataclass(frozen=True)
 class ChangedGolden:

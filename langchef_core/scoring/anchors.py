@@ -83,12 +83,15 @@ def anchor_set_sha256(anchors: pd.DataFrame) -> str:
 def judge_anchor_set(anchors: pd.DataFrame, judge, *, anchor_set: str, history: list[AnchorRun],
                      warn_kappa: float = DEFAULT_WARN_KAPPA, fail_kappa: float = DEFAULT_FAIL_KAPPA,
                      alpha: float = 0.05, resamples: int = 10_000, seed: int = 0,
-                     taken_at: str, source: str | None = None) -> tuple[AnchorReport, AnchorRun]:
+                     taken_at: str, source: str | None = None,
+                     criteria=None) -> tuple[AnchorReport, AnchorRun]:
     """Judge every anchor, measure agreement and drift, and return the report plus the run
     to append to the history.
 
     ``history`` holds earlier runs of any anchor set; only runs on this set's exact content
-    count (see ``drift_reference`` for which one the drift test pairs with).
+    count (see ``drift_reference`` for which one the drift test pairs with). ``criteria``
+    (the design's) gives the spelling both the reviewers' and the judge's criteria are
+    compared in, case ignored.
     """
     digest = anchor_set_sha256(anchors)
     ordered = anchors.sort_values("anchor_id").reset_index(drop=True)
@@ -97,9 +100,10 @@ def judge_anchor_set(anchors: pd.DataFrame, judge, *, anchor_set: str, history: 
     verdicts = judge.judge(items, source=source).set_index("example_id").loc[ordered["anchor_id"]]
     ids = ordered["anchor_id"].tolist()
     human = ordered["human_verdict"].tolist()
-    human_criterion = ordered["human_criterion"].tolist() if "human_criterion" in ordered else None
+    human_criterion = ([_spelled(c, criteria) for c in ordered["human_criterion"]]
+                       if "human_criterion" in ordered else None)
     now_verdict = verdicts["verdict"].tolist()
-    now_criterion = [None if pd.isna(c) else c for c in verdicts["criterion"]]
+    now_criterion = [_spelled(c, criteria) for c in verdicts["criterion"]]
     current = agreement(ids, human, now_verdict, human_criterion=human_criterion,
                         judge_criterion=now_criterion if human_criterion is not None else None,
                         alpha=alpha)
@@ -127,6 +131,16 @@ def judge_anchor_set(anchors: pd.DataFrame, judge, *, anchor_set: str, history: 
                           agreement=current, drift=change, length=bias, status=status,
                           reference=reference, trend=trend)
     return report, run
+
+
+def _spelled(criterion, criteria):
+    """A criterion in the design's spelling (case ignored); unknown names stay as written."""
+    if criterion is None or (not isinstance(criterion, str) and pd.isna(criterion)):
+        return None
+    if criteria is None:
+        return criterion
+    key = str(criterion).strip().casefold()
+    return next((name for name in criteria if name.strip().casefold() == key), criterion)
 
 
 def drift_reference(same_set: list[AnchorRun], judge_id: str, verdicts_now: dict) -> AnchorRun | None:

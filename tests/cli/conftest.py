@@ -79,9 +79,11 @@ def python_cli(tmp_path):
 
 @pytest.fixture
 def workspace(tmp_path):
-    """An empty workspace folder with a helper to add designs and goldens."""
+    """A workspace folder with the suite the default design names (goldens/qa.jsonl, 30
+    goldens: `design check` and `approve` refuse a design whose suite does not exist)."""
     root = tmp_path / "evals"
     (root / "experiments").mkdir(parents=True)
+    write_goldens(root, 30)
     return root
 
 

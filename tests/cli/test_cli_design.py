@@ -60,6 +60,7 @@ def test_comments_do_not_change_the_printed_hash_but_values_do(langchef, workspa
     assert langchef("design", "check", "rerank", "--workspace", workspace,
                     "--json").json["sha256"] == first
     write_design(workspace, **{"suite: qa": "suite: qa2"})
+    write_goldens(workspace, 30, suite="qa2")
     assert langchef("design", "check", "rerank", "--workspace", workspace,
                     "--json").json["sha256"] != first
 

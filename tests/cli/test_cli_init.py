@@ -18,10 +18,16 @@ def test_init_scaffolds_a_workspace_whose_example_design_checks(langchef, tmp_pa
     example = (root / "experiments" / "example.yaml").read_text(encoding="utf-8")
     assert example.startswith("#") and "langchef approve example" in example
 
+    # Valid on its own, but not yet readable out: the suite it names does not exist.
+    check = langchef("design", "check", "example", "--workspace", "my-evals")
+    assert check.code == 2, check.stdout
+    assert "goldens/example.jsonl: file not found (looked for goldens/example.jsonl, " \
+        "goldens/example.csv and goldens/example.parquet)" in one_sentence(check.stderr)
+    (root / "goldens" / "example.jsonl").write_text(
+        '{"example_id": "g1", "input": "?"}\n', encoding="utf-8")
     check = langchef("design", "check", "example", "--workspace", "my-evals")
     assert check.code == 0, check.stderr
     assert "valid design" in check.stdout and "sha256" in check.stdout
-    assert "goldens/example.jsonl does not exist yet" in check.stdout
 
 
 def test_init_never_overwrites_and_reports_as_json(langchef, tmp_path):

@@ -56,7 +56,8 @@ def test_continuous_scores_plan_with_the_sd(langchef):
     (["--goldens", "90"], "exactly one of --discordant-rate"),
     (["--goldens", "90", "--discordant-rate", "0.2", "--sd", "0.3"], "exactly one of"),
     (["--discordant-rate", "0.2"], "give --goldens N"),
-    (["--goldens", "0", "--discordant-rate", "0.2"], "n must be at least 1"),
+    (["--goldens", "0", "--discordant-rate", "0.2"], "--goldens 0: a paired comparison needs at "
+                                                     "least one golden"),
     (["--goldens", "90", "--discordant-rate", "1.5"], "discordant_rate must be a share"),
 ])
 def test_bad_questions_are_one_sentence_and_exit_2(langchef, arguments, words):

@@ -32,6 +32,11 @@ AT = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 def workspace(tmp_path):
     (tmp_path / "experiments").mkdir()
     (tmp_path / "experiments" / "rerank.yaml").write_text(DESIGN, encoding="utf-8")
+    # approval checks the design against the workspace: its suite must exist
+    (tmp_path / "goldens").mkdir()
+    (tmp_path / "goldens" / "qa.jsonl").write_text(
+        "".join(json.dumps({"example_id": f"q{i}", "input": "?"}) + "\n" for i in range(30)),
+        encoding="utf-8")
     return Workspace(tmp_path)
 
 
@@ -190,9 +195,9 @@ def test_underpowered_approval_is_allowed_and_carries_the_warning(workspace):
     design_file(workspace).write_text(
         DESIGN.replace("kind: superiority", "kind: non_inferiority\nmargin: 0.02")
         + "assumed_discordant_rate: 0.2\n", encoding="utf-8")
-    (workspace.root / "goldens").mkdir()
     (workspace.root / "goldens" / "qa.jsonl").write_text(
-        "".join(json.dumps({"example_id": f"q{i}"}) + "\n" for i in range(90)), encoding="utf-8")
+        "".join(json.dumps({"example_id": f"q{i}", "input": "?"}) + "\n" for i in range(90)),
+        encoding="utf-8")
     outcome = approve(workspace, "rerank", by="ada", at=AT)
     assert outcome.status == "approved" and "underpowered" in outcome.sentence
     record = read_approval(workspace, "rerank")

@@ -411,8 +411,10 @@ def test_every_failure_is_reported_sorted_by_row_then_column():
     assert str(error) == (
         "runs/exp/variant.jsonl, column 'extra': column not allowed; remove or rename it "
         "(allowed: example_id, output, created_at, latency_ms, cost_usd, retrieved, "
-        "candidates, predicted, verdict, criterion, judge, context, rationale); 7 more problems listed "
-        "in the failure table.")
+        "candidates, predicted, verdict, criterion, judge, context, rationale); also (2) column "
+        "'created_at', row 1: '2024-05-01' has no timezone; write it as ISO-8601 with Z or an "
+        "offset such as +00:00; (3) column 'latency_ms', row 1: -1.0 must be a finite number "
+        "≥ 0; 5 more problems listed in the failure table.")
 
 
 def test_no_pandera_wording_reaches_the_user():

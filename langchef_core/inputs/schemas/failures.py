@@ -8,6 +8,7 @@ value must be; the error's message is one sentence about the first of them.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections.abc import Iterable
@@ -37,8 +38,11 @@ _RANK = {"column": 0, "missing": 1, "type": 2, "duplicate": 3, "value": 4}
 
 # Dataframe-wide checks are about one column; name it in the table.
 FRAME_CHECK_COLUMNS = {"criterion_needs_verdict": "criterion"}
+_CONSEQUENCES = frozenset({"a 'criterion' column needs a 'verdict' column beside it"})
 
 SHOWN_VALUE_LENGTH = 60
+# How many problems a message spells out before pointing at the failure table.
+SHOWN_PROBLEMS = 3
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,15 @@ class Failure:
     check: str
     kind: str
     hint: str | None = None
+
+    def place_and_problem(self) -> str:
+        """``column 'x', row 3: <problem>`` (the file is the one the message names)."""
+        place = []
+        if self.column is not None:
+            place.append(f"column '{self.column}'")
+        if self.row is not None:
+            place.append(f"row {self.row}")
+        return (", ".join(place) + ": " if place else "") + self.problem()
 
     def problem(self) -> str:
         """The problem as the middle of a sentence, value included where there is one."""
@@ -78,13 +91,22 @@ class SchemaViolation(InputError):
         first = ordered[0]
         hints = [first.hint] if first.hint else []
         if len(ordered) > 1:
-            more = len(ordered) - 1
+            hints.append("also " + "; ".join(
+                f"({number}) {failure.place_and_problem()}"
+                for number, failure in enumerate(ordered[1:SHOWN_PROBLEMS], 2)))
+        if len(ordered) > SHOWN_PROBLEMS:
+            more = len(ordered) - SHOWN_PROBLEMS
             hints.append(f"{more} more problem{'s' if more > 1 else ''} "
                          "listed in the failure table")
         super().__init__(first.problem(), file=first.file, column=first.column, row=first.row,
                          value=first.value, hint="; ".join(hints) or None)
         self._failures = tuple(ordered)
         self.failures = failure_frame(ordered)
+
+    @property
+    def failure_list(self) -> tuple[Failure, ...]:
+        """Every failure, most basic first, with its hint."""
+        return self._failures
 
     def __reduce__(self):
         # Exceptions are pickled by their args; rebuild from the failures instead.
@@ -114,8 +136,11 @@ def sort_failures(failures: Iterable[Failure]) -> list[Failure]:
         kept = best.get(key)
         if kept is None or _RANK[failure.kind] < _RANK[kept.kind]:
             best[key] = failure
+    # A table-wide rule that failed because of a missing or misnamed column (a 'criterion'
+    # column without 'verdict') comes after the column problems that caused it.
     return sorted(best.values(), key=lambda failure: (
-        failure.row is not None, failure.row if failure.row is not None else 0,
+        failure.row is not None, failure.check in _CONSEQUENCES,
+        failure.row if failure.row is not None else 0,
         str(failure.column) if failure.column is not None else ""))
 
 
@@ -204,8 +229,11 @@ def translate(errors: SchemaErrors, schema: pa.DataFrameSchema, *, file: str,
         row = _row(case.index)
         if check == "column_in_schema":
             allowed = ", ".join(schema.columns)
+            close = difflib.get_close_matches(str(case.failure_case), list(schema.columns), n=1)
+            hint = (f"did you mean '{close[0]}'? rename it (allowed: {allowed})" if close
+                    else f"remove or rename it (allowed: {allowed})")
             failures.append(Failure(file, str(case.failure_case), None, None, COLUMN_NOT_ALLOWED,
-                                    "column", f"remove or rename it (allowed: {allowed})"))
+                                    "column", hint))
         elif check == "column_in_dataframe":
             hint = ("the design uses it, so add it" if case.failure_case in design_columns
                     else "add it to the table")

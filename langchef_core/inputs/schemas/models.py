@@ -175,7 +175,12 @@ class PoolsTable(WorkspaceTable):
 
 
 class AnchorsTable(WorkspaceTable):
-    """``anchors/<set>``: human-reviewed judgements the judge is re-scored against."""
+    """``anchors/<set>``: human-reviewed judgements the judge is re-scored against.
+
+    ``verdict``/``criterion``/``judge`` (and ``rationale``) are the upstream judge's own
+    verdicts on the anchors, for a recorded judge: the design requires ``verdict`` and
+    ``judge`` then, and re-judging the anchors means reading the verdicts recorded last.
+    """
 
     anchor_id: Series[str] = pa.Field(unique=True)
     input: Series[str]
@@ -184,6 +189,10 @@ class AnchorsTable(WorkspaceTable):
     ideal: Optional[Series[str]] = pa.Field(nullable=True)
     human_verdict: Series[str] = pa.Field(isin=list(VERDICTS))
     human_criterion: Optional[Series[str]] = pa.Field(nullable=True)
+    verdict: Optional[Series[str]] = pa.Field(isin=list(VERDICTS))
+    criterion: Optional[Series[str]] = pa.Field(nullable=True)
+    judge: Optional[Series[str]]
+    rationale: Optional[Series[str]] = pa.Field(nullable=True)
 
     @pa.check("anchor_id", name="id_not_blank", error=NOT_BLANK)
     def anchor_id_not_blank(cls, series: pd.Series) -> pd.Series:

@@ -124,6 +124,28 @@ class Judge(abc.ABC):
         """JSON-ready settings for a readout, with no secret in it."""
 
 
+def spelled_as(cited, criteria) -> str | None:
+    """The spelling ``criteria`` (the design's list) gives a cited criterion, matched
+    without regard to case or surrounding spaces; None when it is not among them."""
+    if not isinstance(cited, str) or criteria is None:
+        return None
+    key = cited.strip().casefold()
+    return next((name for name in criteria if name.strip().casefold() == key), None)
+
+
+def criterion_hint(cited: str, criteria) -> str:
+    """What to say about a criterion the design does not list: the closest one, if any."""
+    import difflib
+
+    names = list(criteria)
+    folded = {name.casefold(): name for name in names}
+    close = difflib.get_close_matches(cited.strip().casefold(), list(folded), n=1, cutoff=0.6)
+    listed = "the design's criteria are " + ", ".join(repr(name) for name in names)
+    if close:
+        return f"did you mean {folded[close[0]]!r}? {listed}"
+    return listed + "; fix the upstream judge or add the criterion to the design"
+
+
 def verdict_frame(rows: list[dict], index) -> pd.DataFrame:
     """The judge's output table, in input order, indexed like the input."""
     frame = pd.DataFrame(rows, columns=VERDICT_COLUMNS, index=index)

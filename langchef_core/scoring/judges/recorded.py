@@ -7,7 +7,8 @@ pass through after three checks, each of which names the file, column and row it
 - every verdict is "pass" or "fail" (True/False are read as pass/fail);
 - every row was judged by the pinned judge (the design's ``id``) — a verdict from another
   judge cannot be passed off as the pinned one;
-- a cited criterion belongs to the design's criteria, when those are known.
+- a cited criterion belongs to the design's criteria, when those are known; case does not
+  matter (``Correctness`` is ``correctness``) and the design's spelling is kept.
 
 A fail without a criterion stays uncited (None), so the attribution reports it as
 unattributed instead of guessing. A criterion on a pass is dropped: a passing answer cites
@@ -21,8 +22,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ...inputs.errors import InputError
-from .base import (FAIL, PASS, Judge, Judgement, JudgeUsage, check_pinned, is_missing, item_ids,
-                   row_number, verdict_frame)
+from .base import (FAIL, PASS, Judge, Judgement, JudgeUsage, check_pinned, criterion_hint,
+                   is_missing, item_ids, row_number, spelled_as, verdict_frame)
 
 KIND = "recorded"
 
@@ -64,11 +65,13 @@ class RecordedJudge(Judge):
             cited = None if criteria is None else criteria.iloc[position]
             cited = None if verdict == PASS or is_missing(cited) or str(cited).strip() == "" \
                 else str(cited).strip()
-            if cited is not None and self.criteria is not None and cited not in self.criteria:
-                raise InputError(f"criterion {cited!r} is not among the design's criteria "
-                                 f"{list(self.criteria)}", file=source, column="criterion",
-                                 row=row_number(row),
-                                 hint="fix the upstream judge or add the criterion to the design")
+            if cited is not None and self.criteria is not None:
+                known = spelled_as(cited, self.criteria)
+                if known is None:
+                    raise InputError(f"criterion {cited!r} is not among the design's criteria",
+                                     file=source, column="criterion", row=row_number(row),
+                                     hint=criterion_hint(cited, self.criteria))
+                cited = known
             note = None if rationale is None or is_missing(rationale.iloc[position]) \
                 else str(rationale.iloc[position])
             rows.append({"example_id": example_id, "verdict": verdict, "criterion": cited,

@@ -73,7 +73,8 @@ def _rubric(spec: Mapping, names: tuple[str, ...] | None) -> RubricJudge:
         raise ValueError(f"unknown rubric version {version!r}; this langchef knows "
                          f"{sorted(RUBRIC_VERSIONS)}")
     if names is not None:
-        missing = [name for name in RUBRIC_CRITERIA if name not in names]
+        listed = {name.strip().casefold() for name in names}
+        missing = [name for name in RUBRIC_CRITERIA if name.casefold() not in listed]
         if missing:
             raise ValueError(f"the rubric judge cites {list(RUBRIC_CRITERIA)}, but the design's "
                              f"criteria lack {missing}; add them so every failure can be "
