@@ -410,7 +410,7 @@ def run_init(arguments) -> int:
 
 def _judge_endpoint(design) -> dict | None:
     """The endpoint an LLM-judged design would call, and whether the operator allows it."""
-    if design.judge.kind != "openai_compatible":
+    if design.judge is None or design.judge.kind != "openai_compatible":
         return None
     from langchef_core.scoring.judges.openai_compatible import endpoint_summary
 

@@ -4,6 +4,7 @@ console script: every mistake is refused before approval, or works (issue 14).""
 import csv
 import json
 import random
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -78,9 +79,16 @@ def recorded_workspace(langchef, root: Path, *, anchors: list[dict] | None = Non
     return root
 
 
-def write_runs(root: Path, *, seed=1, created_at="2099-01-01T00:00:00Z", criterion=None,
+def traffic_now() -> str:
+    """A created_at for runs collected right after `langchef approve` (which records now):
+    after the approval, and not in the future (issue 13 refuses future traffic)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def write_runs(root: Path, *, seed=1, created_at="now", criterion=None,
                verdict_column="verdict", suffix=".jsonl") -> None:
     rng = random.Random(seed)
+    created_at = traffic_now() if created_at == "now" else created_at
     folder = root / "runs" / "example"
     folder.mkdir(parents=True, exist_ok=True)
     for arm, rate in (("current", 0.6), ("reranked", 0.75)):
@@ -277,7 +285,7 @@ def test_an_accuracy_design_needs_no_judge_and_its_report_shows_none(langchef, t
     for arm, wrong in (("current", 8), ("reranked", 4)):
         write_csv(folder / f"{arm}.csv",
                   [{"example_id": f"g{i}", "predicted": ("ask" if i % 2 else "bug") if i < wrong
-                    else ("bug" if i % 2 else "ask"), "created_at": "2099-01-01T00:00:00Z"}
+                    else ("bug" if i % 2 else "ask"), "created_at": traffic_now()}
                    for i in range(40)])
     result = readout(langchef, root)
     assert result.code == 0, result.stderr

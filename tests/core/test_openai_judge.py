@@ -44,13 +44,13 @@ class ChatServer:
                 with server.lock:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self.counted = True
                 try:
                     server.answer(self)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test): nothing left to answer
                 finally:
-                    with server.lock:
-                        server.in_flight -= 1
+                    server.leave(self)
 
             def log_message(self, *args):
                 pass
@@ -89,8 +89,16 @@ class ChatServer:
                                        "message": {"role": "assistant", "content": step[1]}}]}
             self.send(handler, 200, json.dumps(completion).encode())
 
-    @staticmethod
-    def send(handler, status: int, payload: bytes, headers: dict | None = None) -> None:
+    def leave(self, handler) -> None:
+        """The request stops counting as in flight once its answer is ready: a client may
+        send its next request as soon as it reads this one, before this thread returns."""
+        if getattr(handler, "counted", False):
+            handler.counted = False
+            with self.lock:
+                self.in_flight -= 1
+
+    def send(self, handler, status: int, payload: bytes, headers: dict | None = None) -> None:
+        self.leave(handler)
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(payload)))
