@@ -9,7 +9,7 @@ import pandas as pd
 
 from .errors import InputError
 
-TABLE_SUFFIXES = (".jsonl", ".csv", ".parquet")
+from .formats import TABLE_SUFFIXES  # noqa: F401  (re-exported)
 
 
 def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
