@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .columnar import read_jsonl_columns
 from .errors import InputError
 
 from .formats import TABLE_SUFFIXES  # noqa: F401  (re-exported)
@@ -28,7 +29,10 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
         raise InputError("file not found", file=name)
     try:
         if path.suffix == ".jsonl":
-            frame = _read_jsonl(path, name)
+            # pyarrow when it gives the very same frame, else line by line (exact errors)
+            frame = read_jsonl_columns(path)
+            if frame is None:
+                frame = _read_jsonl(path, name)
         elif path.suffix == ".csv":
             frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
         else:
