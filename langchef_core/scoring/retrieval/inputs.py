@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ...inputs.errors import InputError
-from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id,
+from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id, isin,
                            refuse_missing, row_of)
 
 RUN_COLUMNS = ("query_id", "doc_id", "rank")
@@ -207,7 +207,7 @@ def label_sources(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
     series = frame[column]
     refuse_missing(series, frame, column, file, "source",
                    hint="say where each label came from: human, click or teacher")
-    known = series.isin(SOURCES).to_numpy()
+    known = isin(series, SOURCES)
     if not known.all():
         position = int(np.flatnonzero(~known)[0])
         raise InputError(f"unknown source {series.iloc[position]!r}", file=file, column=column,
@@ -240,7 +240,7 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
     # Non-empty strings pass in one vectorised test; only the other items are looked at
     # one by one (whole numbers are converted, anything else is refused).
     if pd.api.types.infer_dtype(docs, skipna=False) == "string":
-        suspects = np.flatnonzero(pd.Series(docs, dtype=object).str.len().to_numpy() == 0)
+        suspects = np.flatnonzero(docs == "")  # all strings: only the empty ones are bad
     else:
         suspects = np.flatnonzero([not (type(doc) is str and doc) for doc in docs])
     for at in suspects:
@@ -260,11 +260,11 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
 
 def _check_goldens(entries, queries, frame, column, goldens, file) -> None:
     known = pd.Index([id_text(g) if is_valid_id(g) else g for g in goldens])
-    unknown = ~pd.Index(queries).isin(known)
+    unknown = ~isin(pd.Index(queries), known)
     if unknown.any():
         stray = set(np.asarray(queries)[unknown])
         ids = canonical_ids(frame, column, file)
-        position = int(np.flatnonzero(pd.Index(ids).isin(list(stray)))[0])
+        position = int(np.flatnonzero(isin(pd.Index(ids), list(stray)))[0])
         raise InputError(f"query {ids[position]!r} is not one of the goldens", file=file,
                          column=column, row=row_of(frame, position),
                          hint="a run answers the suite's goldens only; remove the row or add the golden")
