@@ -21,6 +21,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from langchef_core.scoring.retrieval.inputs import keep_validated_frames
+
 _MEMORY: dict[str, tuple[tuple[int, int], object]] = {}
 _LOCK = threading.Lock()
 _KEPT = 64  # values of recent steps kept in memory (a readout writes 16 per partition)
@@ -67,5 +69,7 @@ class StepValueStorage(dg.ConfigurableIOManagerFactory):
     base_dir: str | None = None
 
     def create_io_manager(self, context) -> StepValues:
+        # Step values are never edited in place, so each table is validated once per run.
+        keep_validated_frames()
         base = Path(self.base_dir) if self.base_dir else Path(context.instance.storage_directory())
         return StepValues(base)

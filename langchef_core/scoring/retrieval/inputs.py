@@ -13,6 +13,7 @@ disagree on quoting them; a missing, empty, boolean or fractional id is refused.
 from __future__ import annotations
 
 import itertools
+import weakref
 import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,6 +31,35 @@ QRELS_COLUMNS = ("query_id", "doc_id", "relevant")
 POOL_COLUMNS = ("query_id", "doc_id")
 SOURCES = ("human", "click", "teacher")
 UNLABELLED = "unlabelled"  # the source of judgements given without a source column
+
+
+# The pool gate, the coverage gate and the comparison each validate the same run and qrels
+# frames (issue 19). A validated result depends only on the frame (the file name only
+# words an error, and errors are never kept). Where frames are values that never change —
+# a pipeline run, which turns this on — it is kept per frame object while that object
+# lives, so the tables are validated once per readout. Off by default: a caller may edit
+# a frame in place and validate it again.
+_VALIDATED: dict[tuple[int, object], tuple[weakref.ref, object]] = {}
+_KEEP = [False]
+
+
+def keep_validated_frames(keep: bool = True) -> None:
+    """Validate each frame object once while it lives (for callers whose frames never change)."""
+    _KEEP[0] = bool(keep)
+    if not keep:
+        _VALIDATED.clear()
+
+
+def _validated(frame: pd.DataFrame, kind, validate):
+    if not _KEEP[0]:
+        return validate()
+    key = (id(frame), kind)
+    kept = _VALIDATED.get(key)
+    if kept is not None and kept[0]() is frame:
+        return kept[1]
+    result = validate()
+    _VALIDATED[key] = (weakref.ref(frame, lambda _: _VALIDATED.pop(key, None)), result)
+    return result
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,10 +83,10 @@ class RankedRun:
         """A long run (``query_id, doc_id, rank``) or an arm run (``example_id, retrieved``)."""
         _check_frame(frame, file)
         if "retrieved" in frame.columns or "example_id" in frame.columns:
-            entries, queries = _arm_entries(frame, file)
+            entries, queries = _validated(frame, "arm", lambda: _arm_entries(frame, file))
             query_column = "example_id"
         else:
-            entries = long_run(frame, file=file)
+            entries = _validated(frame, "long", lambda: long_run(frame, file=file))
             queries = np.sort(entries["query_id"].unique().astype(object))
             query_column = "query_id"
         if goldens is not None:
@@ -75,7 +105,8 @@ class Judgements:
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, file: str = "qrels",
                    require_source: bool = False) -> "Judgements":
-        return cls(qrels_table(frame, file=file, require_source=require_source), file)
+        return cls(_validated(frame, ("qrels", require_source),
+                              lambda: qrels_table(frame, file=file, require_source=require_source)), file)
 
     @property
     def sources(self) -> tuple[str, ...]:
