@@ -240,6 +240,11 @@ class _SortedArm:
         if total is None:
             total = unit_counts.astype(np.int64) @ self.unit_sizes
         result = {"mean": (drawn @ self.unit_totals) / total.astype(float)}
+        if self.n <= 4 * _CHUNK:  # few goldens: cumulating every count is the cheap way
+            cumulative = np.cumsum(np.take(unit_counts, self.units, axis=1), axis=1)
+            for name, q in _QUANTILES.items():
+                result[name] = self._lerp(total, q, lambda k: np.count_nonzero(cumulative <= k[:, None], axis=1))
+            return result
         if self.identity:
             sorted_counts = unit_counts
             chunk_sums = np.add.reduceat(unit_counts, self.starts, axis=1)
@@ -252,16 +257,22 @@ class _SortedArm:
             chunk_sums = np.add.reduceat(sorted_counts, self.starts, axis=1)
         chunk_cumulative = np.cumsum(chunk_sums, axis=1)
         for name, q in _QUANTILES.items():
-            position = (total - 1) * q
-            below = np.floor(position)
-            fraction = position - below
-            above = np.minimum(below + 1, total - 1)
-            low = self.values[self._index(sorted_counts, unit_counts, chunk_cumulative, below.astype(np.int64))]
-            high = self.values[self._index(sorted_counts, unit_counts, chunk_cumulative, above.astype(np.int64))]
-            # numpy's own lerp, so a resample equal to the data gives np.quantile's value exactly
-            result[name] = np.where(fraction >= 0.5, high - (high - low) * (1 - fraction),
-                                    low + (high - low) * fraction)
+            result[name] = self._lerp(total, q, lambda k: self._index(sorted_counts, unit_counts,
+                                                                      chunk_cumulative, k))
         return result
+
+    def _lerp(self, total: np.ndarray, q: float, index_of) -> np.ndarray:
+        """Type-7 quantile q of each resample; ``index_of(k)`` is the sorted position of each
+        row's k-th smallest element."""
+        position = (total - 1) * q
+        below = np.floor(position)
+        fraction = position - below
+        above = np.minimum(below + 1, total - 1)
+        low = self.values[index_of(below.astype(np.int64))]
+        high = self.values[index_of(above.astype(np.int64))]
+        # numpy's own lerp, so a resample equal to the data gives np.quantile's value exactly
+        return np.where(fraction >= 0.5, high - (high - low) * (1 - fraction),
+                        low + (high - low) * fraction)
 
     def _index(self, sorted_counts, unit_counts, chunk_cumulative, k: np.ndarray) -> np.ndarray:
         """Per row, how many sorted positions have a cumulative count ≤ k."""
