@@ -16,12 +16,16 @@ $(STAMP): pyproject.toml constraints.txt
 test: $(STAMP)
 	$(PY) -m pytest
 
+# demo and dev share one DAGSTER_HOME, so the UI shows the demo's readouts as materialised.
+DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+
 demo: $(STAMP)
-	$(VENV)/bin/langchef demo --workspace $(DEMO_WORKSPACE)
+	mkdir -p $(DAGSTER_HOME)
+	DAGSTER_HOME=$(DAGSTER_HOME) $(VENV)/bin/langchef demo --workspace $(DEMO_WORKSPACE)
 
 dev: $(STAMP)
-	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home}; mkdir -p $$DAGSTER_HOME; \
-	LANGCHEF_WORKSPACE=$${LANGCHEF_WORKSPACE:-$(CURDIR)/$(DEMO_WORKSPACE)} DAGSTER_HOME=$$DAGSTER_HOME \
+	mkdir -p $(DAGSTER_HOME)
+	LANGCHEF_WORKSPACE=$${LANGCHEF_WORKSPACE:-$(CURDIR)/$(DEMO_WORKSPACE)} DAGSTER_HOME=$(DAGSTER_HOME) \
 	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1
 
 # Side-by-side speed against peers (scipy's paired bootstrap; pytrec_eval and ranx).

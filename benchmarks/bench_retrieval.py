@@ -1,21 +1,20 @@
-"""Retrieval metrics at scale: langchef against ranx and pytrec_eval, side by side.
+"""Retrieval metrics from the files a user has: langchef against ranx and pytrec_eval.
 
-Every library gets the same seeded synthetic collection, built as integer arrays: N queries,
-each with a ranked list of D distinct documents (default 100) from a corpus of 10^7, and
-1-10 positives per query, about half of them ranked somewhere in the list. Each library
-then builds its own input from those arrays (timed: langchef takes integer codes directly;
-ranx and pytrec_eval need nested dicts of string ids) and computes recall@k, MRR@k and
-nDCG@k per query and their means (timed). pytrec_eval's reciprocal rank has no cut-off, so
-it is evaluated on the run cut at k, and that cut is part of its input building.
+One seeded synthetic collection (N queries, each with a ranked list of D distinct documents
+from a corpus of 10^7, and 1-10 positives per query, about half of them ranked) is written to
+disk once, untimed, in each tool's own format: TREC run and qrels files for the peers, and a
+langchef workspace's arm run (``example_id``, ``retrieved``) and qrels (``query_id``,
+``doc_id``, ``relevant``) as JSONL and as parquet. Each tool then runs in its own process
+and is timed from its files to per-query recall@k, MRR@k and nDCG@k and their means, with
+its own loader: pytrec_eval's ``parse_run``/``parse_qrel``, ranx's
+``Run.from_file``/``Qrels.from_file``, and langchef's ``read_table`` → ``RankedRun`` /
+``Judgements`` (the validation a readout applies) → ``score_run``. No table is built by one
+side and charged to the other. pytrec_eval's reciprocal rank has no cut-off, so it is also
+evaluated on the run cut at k, and that cut is part of its time. Peak resident memory is read
+from each process's own rusage (``os.wait4``); the means are printed so agreement can be seen.
 
-Each library runs in its own subprocess, one after the other, and its peak resident memory
-is read from that process's rusage (``os.wait4``), which counts the shared data generation
-too. The means of the three libraries are printed so agreement can be seen.
-
-    python benchmarks/bench_retrieval.py --queries 100000
-    python benchmarks/bench_retrieval.py --queries 1000000 --json benchmarks/results/retrieval.json
-
-At 10^6 queries × 100 documents each peer needs about 8-9 GB; the default is 10^5.
+    python benchmarks/bench_retrieval.py --queries 100000 --docs 20
+    python benchmarks/bench_retrieval.py --queries 1000000 --docs 100 --json benchmarks/results/retrieval.json
 """
 
 from __future__ import annotations
@@ -32,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-CORPUS = 10_000_000  # also ≥ the number of queries, whose ids share the same id table
-LIBRARIES = ("langchef", "ranx", "pytrec_eval")
+CORPUS = 10_000_000
+LIBRARIES = ("langchef-jsonl", "langchef-parquet", "ranx", "pytrec_eval")
 
 
 def generate(n_queries: int, list_length: int, seed: int):
@@ -62,79 +61,82 @@ def generate(n_queries: int, list_length: int, seed: int):
     return docs, positive_query, positive_doc
 
 
-def run_langchef(docs, positive_query, positive_doc, n_queries, list_length, k):
-    import langchef_core as lc
+def write_files(folder: Path, docs, positive_query, positive_doc, n_queries, list_length) -> None:
+    """The same collection in every tool's format (untimed)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    started = time.perf_counter()
-    offsets = np.arange(0, n_queries * list_length + 1, list_length, dtype=np.int64)
-    built = time.perf_counter()
-    metrics = lc.retrieval_metrics_arrays(offsets, docs, positive_query, positive_doc, k=k)
-    means = {"recall": float(metrics.recall.mean()), "mrr": float(metrics.reciprocal_rank.mean()),
-             "ndcg": float(metrics.ndcg.mean())}
-    return built - started, time.perf_counter() - built, means
+    queries = np.char.add("q", np.arange(n_queries).astype(str))
+    doc_names = np.char.add("d", docs.astype(str))
+    rows = doc_names.reshape(n_queries, list_length)
+    order = np.random.default_rng(1).permutation(n_queries)  # run rows in no particular order
+    ranks = np.tile(np.arange(1, list_length + 1), n_queries)
+    with open(folder / "run.trec", "w") as handle:
+        for q in order.tolist():
+            handle.write("".join(f"{queries[q]} Q0 {d} {r} {list_length - r + 1} bench\n"
+                                 for r, d in enumerate(rows[q].tolist(), start=1)))
+    del ranks
+    pos_names = np.char.add("d", positive_doc.astype(str))
+    with open(folder / "qrels.trec", "w") as handle:
+        handle.writelines(f"{queries[q]} 0 {d} 1\n" for q, d in zip(positive_query.tolist(), pos_names.tolist()))
+    run = pa.table({"example_id": pa.array(queries[order]),
+                    "retrieved": pa.array([rows[q].tolist() for q in order.tolist()], pa.list_(pa.string()))})
+    qrels = pa.table({"query_id": pa.array(queries[positive_query]), "doc_id": pa.array(pos_names),
+                      "relevant": pa.array(np.ones(positive_query.size, np.int64))})
+    pq.write_table(run, folder / "run.parquet")
+    pq.write_table(qrels, folder / "qrels.parquet")
+    for name, table in (("run", run), ("qrels", qrels)):
+        with open(folder / f"{name}.jsonl", "w") as handle:
+            for batch in table.to_batches(50_000):
+                handle.writelines(json.dumps(row, separators=(",", ":")) + "\n" for row in batch.to_pylist())
 
 
-def nested_dicts(docs, positive_query, positive_doc, n_queries, list_length):
-    """The {query: {doc: score}} run and {query: {doc: 1}} qrels that both peers take.
+def run_langchef(folder: Path, k: int, suffix: str) -> dict:
+    from langchef_core.inputs.tables import read_table
+    from langchef_core.scoring.retrieval.inputs import Judgements, RankedRun
+    from langchef_core.scoring.retrieval.metrics import score_run
 
-    Every doc id string is made once and shared by all the lists that hold it (as a loader
-    with an id table would), which spares the peers about 5 GB at 10^6 queries: a
-    conservative setup for this comparison.
-    """
-    names = list(map(str, range(CORPUS)))
-    scores = [float(list_length - i) for i in range(list_length)]
-    rows = docs.reshape(n_queries, list_length)
-    run = {names[q]: dict(zip(map(names.__getitem__, rows[q].tolist()), scores))
-           for q in range(n_queries)}
-    bounds = np.r_[0, np.cumsum(np.bincount(positive_query, minlength=n_queries))].tolist()
-    labels = positive_doc.tolist()
-    qrels = {names[q]: dict.fromkeys(map(names.__getitem__, labels[bounds[q]:bounds[q + 1]]), 1)
-             for q in range(n_queries)}
-    return run, qrels
+    run = RankedRun.from_frame(read_table(folder / f"run{suffix}"), file=f"run{suffix}")
+    judgements = Judgements.from_frame(read_table(folder / f"qrels{suffix}"), file=f"qrels{suffix}")
+    _, metrics = score_run(run, judgements.positives(), judgements.queries, k=k)
+    return {"recall": float(np.mean(metrics.recall)), "mrr": float(np.mean(metrics.reciprocal_rank)),
+            "ndcg": float(np.mean(metrics.ndcg))}
 
 
-def run_ranx(docs, positive_query, positive_doc, n_queries, list_length, k):
+def run_ranx(folder: Path, k: int) -> dict:
     import ranx
 
-    started = time.perf_counter()
-    run, qrels = nested_dicts(docs, positive_query, positive_doc, n_queries, list_length)
-    ranx_qrels, ranx_run = ranx.Qrels(qrels), ranx.Run(run)
-    del run, qrels
-    built = time.perf_counter()
-    values = ranx.evaluate(ranx_qrels, ranx_run, [f"recall@{k}", f"mrr@{k}", f"ndcg@{k}"])
-    means = {"recall": float(values[f"recall@{k}"]), "mrr": float(values[f"mrr@{k}"]),
-             "ndcg": float(values[f"ndcg@{k}"])}
-    return built - started, time.perf_counter() - built, means
+    qrels = ranx.Qrels.from_file(str(folder / "qrels.trec"), kind="trec")
+    run = ranx.Run.from_file(str(folder / "run.trec"), kind="trec")
+    values = ranx.evaluate(qrels, run, [f"recall@{k}", f"mrr@{k}", f"ndcg@{k}"], return_mean=False)
+    return {"recall": float(np.mean(values[f"recall@{k}"])), "mrr": float(np.mean(values[f"mrr@{k}"])),
+            "ndcg": float(np.mean(values[f"ndcg@{k}"]))}
 
 
-def run_pytrec_eval(docs, positive_query, positive_doc, n_queries, list_length, k):
-    import itertools
-
+def run_pytrec_eval(folder: Path, k: int) -> dict:
     import pytrec_eval
 
-    started = time.perf_counter()
-    run, qrels = nested_dicts(docs, positive_query, positive_doc, n_queries, list_length)
-    # Dicts keep rank order, so the first k items are the top k.
-    cut = {q: dict(itertools.islice(ranked.items(), k)) for q, ranked in run.items()}
-    at_k = pytrec_eval.RelevanceEvaluator(qrels, {f"recall.{k}", f"ndcg_cut.{k}"})
-    reciprocal = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"})
-    built = time.perf_counter()
-    scores = at_k.evaluate(run)
-    first = reciprocal.evaluate(cut)
-    means = {"recall": float(np.mean([s[f"recall_{k}"] for s in scores.values()])),
-             "mrr": float(np.mean([s["recip_rank"] for s in first.values()])),
-             "ndcg": float(np.mean([s[f"ndcg_cut_{k}"] for s in scores.values()]))}
-    return built - started, time.perf_counter() - built, means
-
-
-WORKERS = {"langchef": run_langchef, "ranx": run_ranx, "pytrec_eval": run_pytrec_eval}
+    with open(folder / "run.trec") as handle:
+        run = pytrec_eval.parse_run(handle)
+    with open(folder / "qrels.trec") as handle:
+        qrels = pytrec_eval.parse_qrel(handle)
+    cut = {q: dict(sorted(ranked.items(), key=lambda item: -item[1])[:k]) for q, ranked in run.items()}
+    scores = pytrec_eval.RelevanceEvaluator(qrels, {f"recall.{k}", f"ndcg_cut.{k}"}).evaluate(run)
+    first = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(cut)
+    return {"recall": float(np.mean([s[f"recall_{k}"] for s in scores.values()])),
+            "mrr": float(np.mean([s["recip_rank"] for s in first.values()])),
+            "ndcg": float(np.mean([s[f"ndcg_cut_{k}"] for s in scores.values()]))}
 
 
 def worker(args) -> None:
-    data = generate(args.queries, args.docs, args.seed)
-    build, compute, means = WORKERS[args.worker](*data, args.queries, args.docs, args.k)
-    print(json.dumps({"library": args.worker, "build_s": build, "compute_s": compute,
-                      "total_s": build + compute, "means": means}))
+    started = time.perf_counter()
+    if args.worker.startswith("langchef"):
+        means = run_langchef(args.dir, args.k, ".jsonl" if args.worker.endswith("jsonl") else ".parquet")
+    elif args.worker == "ranx":
+        means = run_ranx(args.dir, args.k)
+    else:
+        means = run_pytrec_eval(args.dir, args.k)
+    print(json.dumps({"library": args.worker, "total_s": time.perf_counter() - started, "means": means}))
 
 
 def measure(library: str, args) -> dict:
@@ -143,8 +145,7 @@ def measure(library: str, args) -> dict:
     The process's data segment is capped (``--memory-limit-gb``) so that a peer that
     outgrows the machine fails alone instead of pushing other work into the OOM killer.
     """
-    command = [sys.executable, __file__, "--worker", library, "--queries", str(args.queries),
-               "--docs", str(args.docs), "--k", str(args.k), "--seed", str(args.seed)]
+    command = [sys.executable, __file__, "--worker", library, "--dir", str(args.dir), "--k", str(args.k)]
     limit = int(args.memory_limit_gb * 1e9)
 
     def cap_memory():
@@ -167,62 +168,65 @@ def measure(library: str, args) -> dict:
 
 
 def report(results: list[dict], args) -> str:
-    lines = [f"recall/MRR/nDCG@{args.k}: {args.queries:,} queries × {args.docs} ranked docs, "
+    lines = [f"recall/MRR/nDCG@{args.k} from files: {args.queries:,} queries × {args.docs} ranked docs, "
              f"1-10 positives each, seed {args.seed}",
-             f"{'library':<12}{'build s':>10}{'compute s':>11}{'total s':>10}{'peak GB':>9}"
-             f"{'recall':>10}{'MRR':>10}{'nDCG':>10}"]
+             f"{'tool':<18}{'file → metrics s':>17}{'peak GB':>9}{'recall':>10}{'MRR':>10}{'nDCG':>10}"]
     for r in results:
         if "failed" in r:
-            lines.append(f"{r['library']:<12} did not finish (peak {r['peak_rss_gb']:.2f} GB under the "
-                         f"{args.memory_limit_gb:g} GB cap): {r['failed']}")
+            lines.append(f"{r['library']:<18} did not finish (peak {r['peak_rss_gb']:.2f} GB): {r['failed']}")
             continue
         m = r["means"]
-        lines.append(f"{r['library']:<12}{r['build_s']:>10.2f}{r['compute_s']:>11.2f}"
-                     f"{r['total_s']:>10.2f}{r['peak_rss_gb']:>9.2f}{m['recall']:>10.6f}"
+        lines.append(f"{r['library']:<18}{r['total_s']:>17.2f}{r['peak_rss_gb']:>9.2f}{m['recall']:>10.6f}"
                      f"{m['mrr']:>10.6f}{m['ndcg']:>10.6f}")
     done = [r for r in results if "failed" not in r]
-    ours = next((r for r in done if r["library"] == "langchef"), None)
-    peers = [r for r in done if r["library"] != "langchef"]
-    if ours and peers:
+    peers = [r for r in done if not r["library"].startswith("langchef")]
+    for ours in (r for r in done if r["library"].startswith("langchef")):
+        if not peers:
+            break
         fastest = min(peers, key=lambda r: r["total_s"])
         smallest = min(peers, key=lambda r: r["peak_rss_gb"])
-        lines.append(f"speed-up vs the faster peer ({fastest['library']}): "
-                     f"{fastest['total_s'] / ours['total_s']:.1f}× end to end (target ≥ 15×)")
-        lines.append(f"peak memory vs the leaner peer ({smallest['library']}): "
-                     f"{ours['peak_rss_gb'] / smallest['peak_rss_gb']:.2f} of it (target ≤ 0.20)")
         worst = max(abs(ours["means"][m] - p["means"][m]) for p in peers for m in ours["means"])
-        lines.append(f"largest difference of a mean from a peer: {worst:.2e}")
+        lines.append(f"{ours['library']}: {fastest['total_s'] / ours['total_s']:.2f}× the faster peer "
+                     f"({fastest['library']}) end to end (target ≥ 15×); {ours['peak_rss_gb'] / smallest['peak_rss_gb']:.2f} "
+                     f"of the leaner peer's memory ({smallest['library']}, target ≤ 0.20); largest "
+                     f"difference of a mean: {worst:.1e}")
     return "\n".join(lines)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=100_000)
-    parser.add_argument("--docs", type=int, default=100, help="ranked documents per query")
+    parser.add_argument("--docs", type=int, default=20, help="ranked documents per query")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--libraries", default=",".join(LIBRARIES),
                         help="comma-separated subset of " + ", ".join(LIBRARIES))
     parser.add_argument("--memory-limit-gb", type=float, default=14.0,
-                        help="cap on each library process's data segment (default 14)")
+                        help="cap on each tool process's data segment (default 14)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
+    parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         worker(args)
         return
-    results = []
-    for library in args.libraries.split(","):
-        results.append(measure(library.strip(), args))
-        done = results[-1]
-        print(f"  {library}: " + (f"failed ({done['failed']})" if "failed" in done else
-                                  f"{done['total_s']:.2f} s") + f", {done['peak_rss_gb']:.2f} GB",
-              flush=True)
+    with tempfile.TemporaryDirectory(prefix="langchef-bench-retrieval-") as scratch:
+        args.dir = Path(scratch)
+        started = time.perf_counter()
+        write_files(args.dir, *generate(args.queries, args.docs, args.seed), args.queries, args.docs)
+        print(f"  files written in {time.perf_counter() - started:.1f} s (untimed)", flush=True)
+        results = []
+        for library in args.libraries.split(","):
+            results.append(measure(library.strip(), args))
+            done = results[-1]
+            print(f"  {library}: " + (f"failed ({done['failed']})" if "failed" in done else
+                                      f"{done['total_s']:.2f} s") + f", {done['peak_rss_gb']:.2f} GB",
+                  flush=True)
     text = report(results, args)
     print(text)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"settings": vars(args) | {"json": str(args.json)},
+        args.json.write_text(json.dumps({"settings": {**vars(args), "dir": None, "json": str(args.json)},
                                          "results": results, "report": text}, indent=2))
 
 

@@ -3,53 +3,64 @@
 Numpy, scipy, pandas, pandera and jinja2; never dagster, so every number the pipeline reports
 can be reproduced from a notebook or a test. The map of its folders (what each holds and may
 import) is langchef_core/README.md; the public names below are the API of ARCHITECTURE §5.
+
+The names load on first use (PEP 562), so a command that needs one small module — `langchef
+gate` reads a readout with the standard library and numpy — does not pay for pandas, scipy,
+pandera and jinja2 it never touches.
 """
 
+from importlib import import_module
+
 from ._version import __version__
-from .demo import DemoManifest, build_demo_workspace
-from .designs.approval import (Approval, ApprovalOutcome, ApprovalStatus, approval_status, approve,
-                               read_approval)
-from .designs.gate_checks import GateCheck, GateRefusal, GateResult, Refusal
-from .designs.gates import (arms_match_design, check_gates, design_is_approved, judge_is_pinned,
-                            runs_are_complete)
-from .designs.ledger import Ledger, LedgerEntry, Looks, fingerprint_files
-from .designs.model import Design, DesignError, canonical_json
-from .designs.parse import load_design, parse_design, validate_design
-from .designs.power_plan import PowerPlan, assess_power, plan_power
-from .designs.traffic import approved_before_traffic
-from .inputs.schemas import SchemaViolation, read_input, validate_table
-from .readout.gate import ReadoutGate, readout_gate
-from .report import render_index, render_report, template_sha256, write_index
-from .scoring.classification import (ClassCounts, ClassificationComparison, classification_correct,
-                                     classification_outcomes, compare_classification,
-                                     normalize_label)
-from .scoring.judges import (Judge, JudgeError, Judgement, OpenAICompatibleJudge, RecordedJudge,
-                             RubricJudge, build_judge)
-from .scoring.retrieval import (ChanceLevels, Coverage, CoverageCheck, Judgements,
-                                MetricComparison, MetricSummary, PoolCheck, QueryMetrics,
-                                RankedRun, RetrievalComparison, RetrievalSettings,
-                                RetrievalSummary, ZeroPositiveGroup, apply_zero_positive_policy,
-                                arm_run_to_long, chance_levels, check_pools,
-                                check_zero_positive_coverage, compare_retrieval,
-                                hit_chance_one_positive, retrieval_metrics,
-                                retrieval_metrics_arrays, summarize_retrieval)
-from .stats.agreement import Agreement, CriterionAgreement, Rate, agreement
-from .stats.attribution import Attribution, Unattributed, attribute
-from .stats.costs import (CostComparison, CostStatistic, GuardrailCheck, GuardrailResult,
-                          check_guardrails, compare_cost, guardrail_from_interval)
-from .stats.drift import Drift, DriftStatus, FlippedAnchor, drift, drift_status
-from .stats.intervals import wilson_interval
-from .stats.length_bias import LengthBias, length_bias
-from .stats.mcnemar import mcnemar_clustered, mcnemar_exact
-from .stats.multiplicity import holm
-from .stats.paired import (BinaryComparison, ContinuousComparison, compare_binary,
-                           compare_continuous, noninferiority_from_interval, verdict_from_interval)
-from .stats.power import (continuous_detection_limit, detection_limit, goldens_needed,
-                          goldens_needed_continuous, limit_at_rate)
-from .stats.slices import (ExploratorySlice, SliceAnalysis, SliceResult, WeightedDifference,
-                           compare_slices)
-from .stats.training_runs import (SeedAnalysis, SeedComparison, SeedRefusal, SeedSpread,
-                                  compare_seeds, parse_seed_run)
+
+# module (relative to this package) → the public names it provides
+_MODULES = {
+    "demo": ("DemoManifest", "build_demo_workspace"),
+    "designs.approval": ("Approval", "ApprovalOutcome", "ApprovalStatus", "approval_status",
+                         "approve", "read_approval"),
+    "designs.gate_checks": ("GateCheck", "GateRefusal", "GateResult", "Refusal"),
+    "designs.gates": ("arms_match_design", "check_gates", "design_is_approved", "judge_is_pinned",
+                      "runs_are_complete"),
+    "designs.ledger": ("Ledger", "LedgerEntry", "Looks", "fingerprint_files"),
+    "designs.model": ("Design", "DesignError", "canonical_json"),
+    "designs.parse": ("load_design", "parse_design", "validate_design"),
+    "designs.power_plan": ("PowerPlan", "assess_power", "plan_power"),
+    "designs.traffic": ("approved_before_traffic",),
+    "inputs.schemas": ("SchemaViolation", "read_input", "validate_table"),
+    "readout.gate": ("ReadoutGate", "readout_gate"),
+    "report": ("render_index", "render_report", "template_sha256", "write_index"),
+    "scoring.classification": ("ClassCounts", "ClassificationComparison", "classification_correct",
+                               "classification_outcomes", "compare_classification",
+                               "normalize_label"),
+    "scoring.judges": ("Judge", "JudgeError", "Judgement", "OpenAICompatibleJudge",
+                       "RecordedJudge", "RubricJudge", "build_judge"),
+    "scoring.retrieval": ("ChanceLevels", "Coverage", "CoverageCheck", "Judgements",
+                          "MetricComparison", "MetricSummary", "PoolCheck", "QueryMetrics",
+                          "RankedRun", "RetrievalComparison", "RetrievalSettings",
+                          "RetrievalSummary", "ZeroPositiveGroup", "apply_zero_positive_policy",
+                          "arm_run_to_long", "chance_levels", "check_pools",
+                          "check_zero_positive_coverage", "compare_retrieval",
+                          "hit_chance_one_positive", "retrieval_metrics",
+                          "retrieval_metrics_arrays", "summarize_retrieval"),
+    "stats.agreement": ("Agreement", "CriterionAgreement", "Rate", "agreement"),
+    "stats.attribution": ("Attribution", "Unattributed", "attribute"),
+    "stats.costs": ("CostComparison", "CostStatistic", "GuardrailCheck", "GuardrailResult",
+                    "check_guardrails", "compare_cost", "guardrail_from_interval"),
+    "stats.drift": ("Drift", "DriftStatus", "FlippedAnchor", "drift", "drift_status"),
+    "stats.intervals": ("wilson_interval",),
+    "stats.length_bias": ("LengthBias", "length_bias"),
+    "stats.mcnemar": ("mcnemar_clustered", "mcnemar_exact"),
+    "stats.multiplicity": ("holm",),
+    "stats.paired": ("BinaryComparison", "ContinuousComparison", "compare_binary",
+                     "compare_continuous", "noninferiority_from_interval", "verdict_from_interval"),
+    "stats.power": ("continuous_detection_limit", "detection_limit", "goldens_needed",
+                    "goldens_needed_continuous", "limit_at_rate"),
+    "stats.slices": ("ExploratorySlice", "SliceAnalysis", "SliceResult", "WeightedDifference",
+                     "compare_slices"),
+    "stats.training_runs": ("SeedAnalysis", "SeedComparison", "SeedRefusal", "SeedSpread",
+                            "compare_seeds", "parse_seed_run"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "Agreement", "CriterionAgreement", "Drift", "DriftStatus", "FlippedAnchor", "LengthBias",
@@ -83,3 +94,16 @@ __all__ = [
     "render_index", "render_report", "template_sha256", "write_index",
     "SchemaViolation", "read_input", "validate_table",
 ]
+
+
+def __getattr__(name: str):
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_HOME])

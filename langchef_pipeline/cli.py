@@ -597,6 +597,8 @@ def run_readout(arguments) -> int:
             from None
     refused = getattr(materialize, "ReadoutFailed", None)
     try:
+        # Slow steps are announced on stderr, with their rows per second.
+        getattr(materialize, "report_to", lambda stream: None)(sys.stderr)
         path = Path(readout_experiment(workspace, arguments.name))
     except Exception as error:
         if refused is None or not isinstance(error, refused):

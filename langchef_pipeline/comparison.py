@@ -12,11 +12,13 @@ from langchef_core.readout.experiment import DesignState
 from langchef_core.readout.item_scores import ItemScores
 from langchef_pipeline.metadata import markdown_table, verdict_line
 from langchef_pipeline.partitions import experiments
+from langchef_pipeline.progress import measured
 
 GROUP = "comparison"
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+@measured
 def retrieval_comparison(design: DesignState, arm_runs: dict, qrels: TableLoad, pools: TableLoad,
                          goldens: TableLoad) -> dg.MaterializeResult:
     """Per-query recall, MRR, nDCG … of both arms, compared pairwise per metric and label
@@ -35,6 +37,7 @@ def retrieval_comparison(design: DesignState, arm_runs: dict, qrels: TableLoad, 
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+@measured
 def paired_comparison(design: DesignState, item_scores: ItemScores,
                       retrieval_comparison) -> dg.MaterializeResult:
     """The pre-registered primary metric, compared on paired goldens: exact McNemar, seeded
@@ -51,6 +54,7 @@ def paired_comparison(design: DesignState, item_scores: ItemScores,
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+@measured
 def criterion_attribution(design: DesignState, item_scores: ItemScores) -> dg.MaterializeResult:
     """Which judge criterion moved: the same paired test inside each cited criterion,
     Holm-corrected across the criteria, plus what no criterion explains."""
@@ -65,6 +69,7 @@ def criterion_attribution(design: DesignState, item_scores: ItemScores) -> dg.Ma
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+@measured
 def slice_comparison(design: DesignState, item_scores: ItemScores, goldens: TableLoad) -> dg.MaterializeResult:
     """Per-slice paired comparisons, the difference under the observed and the target
     population weights (stratified bootstrap), protected-slice breaches, exploratory slices."""
@@ -80,6 +85,7 @@ def slice_comparison(design: DesignState, item_scores: ItemScores, goldens: Tabl
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python"})
+@measured
 def cost_comparison(design: DesignState, item_scores: ItemScores) -> dg.MaterializeResult:
     """Paired latency and cost differences (mean, p50, p95) with bootstrap intervals, where
     the runs carry latency_ms / cost_usd; the design's guardrails are read against them."""

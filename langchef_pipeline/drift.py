@@ -17,12 +17,14 @@ from langchef_core.scoring.anchors import (DEFAULT_FAIL_KAPPA, DEFAULT_WARN_KAPP
 from langchef_pipeline.inputs import validity_result
 from langchef_pipeline.metadata import markdown_table
 from langchef_pipeline.partitions import experiments
+from langchef_pipeline.progress import measured
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 
 GROUP = "drift"
 
 
 @dg.asset(partitions_def=experiments, group_name="inputs", kinds={"pandas", "pandera"})
+@measured
 def anchors(workspace: WorkspaceResource, design: DesignState) -> dg.MaterializeResult:
     """The design's anchor set (anchors/<set>): answers with a human verdict and criterion
     (and, for a recorded judge, the upstream judge's verdict, criterion and id)."""
@@ -36,12 +38,14 @@ def anchors(workspace: WorkspaceResource, design: DesignState) -> dg.Materialize
 
 
 @dg.asset_check(asset=anchors, blocking=True, partitions_def=experiments)
+@measured
 def anchors_are_valid(anchors: TableLoad) -> dg.AssetCheckResult:
     """Anchors have unique ids, an output to judge and a human verdict of pass or fail."""
     return validity_result([anchors], what="anchors")
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python", "sqlite"})
+@measured
 def anchor_judgements(design: DesignState, anchors: TableLoad, workspace: WorkspaceResource,
                       judge: JudgeResource) -> dg.MaterializeResult:
     """The pinned judge's verdicts on the anchors: agreement with the reviewers (κ and its
@@ -67,6 +71,7 @@ def anchor_judgements(design: DesignState, anchors: TableLoad, workspace: Worksp
 
 
 @dg.asset_check(asset=anchor_judgements, blocking=True, partitions_def=experiments)
+@measured
 def judge_has_not_drifted(anchor_judgements: AnchorReport | None) -> dg.AssetCheckResult:
     """ERROR (blocks the readout) when κ falls below the design's fail threshold; WARN below
     the warn threshold, on significant drift, or on a length bias."""

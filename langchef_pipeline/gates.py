@@ -16,6 +16,7 @@ from langchef_core.readout.experiment import (DesignState, completeness_check, c
 from langchef_pipeline.inputs import arm_runs, design, pools, qrels
 from langchef_pipeline.metadata import markdown_table
 from langchef_pipeline.partitions import experiments
+from langchef_pipeline.progress import measured
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 
 
@@ -43,6 +44,7 @@ def _frames(runs: dict[str, TableLoad]) -> tuple[dict, dict]:
 
 
 @dg.asset_check(asset=design, blocking=True, partitions_def=experiments)
+@measured
 def design_is_approved(design: DesignState) -> dg.AssetCheckResult:
     """A person approved exactly this design (its SHA-256), and it was not edited since."""
     return gate_result(rules.design_is_approved(design.design, design.approval))
@@ -50,6 +52,7 @@ def design_is_approved(design: DesignState) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments,
                 additional_ins={"design": dg.AssetIn("design")})
+@measured
 def approved_before_traffic(arm_runs: dict, design: DesignState) -> dg.AssetCheckResult:
     """No run row was created before the approval (rows without created_at are reported as
     unverifiable)."""
@@ -63,6 +66,7 @@ def approved_before_traffic(arm_runs: dict, design: DesignState) -> dg.AssetChec
 
 @dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments,
                 additional_ins={"design": dg.AssetIn("design"), "goldens": dg.AssetIn("goldens")})
+@measured
 def runs_are_complete(arm_runs: dict, design: DesignState, goldens: TableLoad) -> dg.AssetCheckResult:
     """Runs exist for exactly the design's two arms and score every golden of the suite in
     both, in every training seed of a seeded arm (no interim looks: the readout waits until
@@ -76,6 +80,7 @@ def runs_are_complete(arm_runs: dict, design: DesignState, goldens: TableLoad) -
 
 @dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments,
                 additional_ins={"design": dg.AssetIn("design")})
+@measured
 def judge_is_pinned(arm_runs: dict, design: DesignState, workspace: WorkspaceResource,
                     judge: JudgeResource) -> dg.AssetCheckResult:
     """Upstream verdicts, where runs carry them, all come from the one judge the design pins."""
@@ -90,6 +95,7 @@ def judge_is_pinned(arm_runs: dict, design: DesignState, workspace: WorkspaceRes
 
 @dg.asset_check(asset=pools, blocking=True, partitions_def=experiments,
                 additional_ins={"design": dg.AssetIn("design"), "arm_runs": dg.AssetIn("arm_runs")})
+@measured
 def pools_are_identical(pools: TableLoad, design: DesignState, arm_runs: dict) -> dg.AssetCheckResult:
     """Both arms ranked the same candidate pool for every query, and every retrieved
     document belongs to it (checked from the data, never assumed)."""
@@ -109,6 +115,7 @@ def pools_are_identical(pools: TableLoad, design: DesignState, arm_runs: dict) -
 
 @dg.asset_check(asset=qrels, blocking=True, partitions_def=experiments,
                 additional_ins={"design": dg.AssetIn("design"), "arm_runs": dg.AssetIn("arm_runs")})
+@measured
 def zero_positive_coverage(qrels: TableLoad, design: DesignState, arm_runs: dict) -> dg.AssetCheckResult:
     """Enough of the suite's queries have a positive label for recall and nDCG to mean
     something (design: retrieval.min_coverage)."""

@@ -14,12 +14,14 @@ from langchef_core.inputs.loading import FAILURE_COLUMNS, TableLoad, load_table
 from langchef_core.readout.experiment import DesignState, load_design_state, load_goldens, load_runs
 from langchef_pipeline.metadata import markdown_table
 from langchef_pipeline.partitions import experiments
+from langchef_pipeline.progress import measured
 from langchef_pipeline.resources import WorkspaceResource
 
 GROUP = "inputs"
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"yaml"})
+@measured
 def design(context: dg.AssetExecutionContext, workspace: WorkspaceResource) -> dg.MaterializeResult:
     """The experiment's pre-registered design (experiments/<name>.yaml), parsed and hashed,
     with its approval record."""
@@ -36,6 +38,7 @@ def design(context: dg.AssetExecutionContext, workspace: WorkspaceResource) -> d
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"pandas", "pandera"})
+@measured
 def goldens(workspace: WorkspaceResource, design: DesignState) -> dg.MaterializeResult:
     """The suite's goldens (goldens/<suite>): one row per question both arms answer."""
     load = load_goldens(workspace.get(), design.design)
@@ -43,6 +46,7 @@ def goldens(workspace: WorkspaceResource, design: DesignState) -> dg.Materialize
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"pandas", "pandera"})
+@measured
 def arm_runs(workspace: WorkspaceResource, design: DesignState) -> dg.MaterializeResult:
     """Every arm's answers (runs/<experiment>/<arm>), one table per arm."""
     loads = load_runs(workspace.get(), design.design)
@@ -50,6 +54,7 @@ def arm_runs(workspace: WorkspaceResource, design: DesignState) -> dg.Materializ
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"pandas", "pandera"})
+@measured
 def qrels(workspace: WorkspaceResource, design: DesignState) -> dg.MaterializeResult:
     """Relevance labels (qrels/<suite>) with their source, for retrieval designs."""
     load = _optional_table(workspace, design, "qrels", needed=design.design.retrieval is not None)
@@ -57,6 +62,7 @@ def qrels(workspace: WorkspaceResource, design: DesignState) -> dg.MaterializeRe
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"pandas", "pandera"})
+@measured
 def pools(workspace: WorkspaceResource, design: DesignState) -> dg.MaterializeResult:
     """The candidate pool per query (pools/<suite>), when the design ranks a pool."""
     load = _optional_table(workspace, design, "pools", needed=False)
@@ -99,24 +105,28 @@ def validity_result(loads: list[TableLoad], *, what: str) -> dg.AssetCheckResult
 
 
 @dg.asset_check(asset=goldens, blocking=True, partitions_def=experiments)
+@measured
 def goldens_are_valid(goldens: TableLoad) -> dg.AssetCheckResult:
     """The goldens match their pandera schema (ids unique, inputs present, slice columns)."""
     return validity_result([goldens], what="goldens")
 
 
 @dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments)
+@measured
 def arm_runs_are_valid(arm_runs: dict) -> dg.AssetCheckResult:
     """Every arm's run file matches its pandera schema (allowed columns, types, values)."""
     return validity_result(list(arm_runs.values()), what="arm runs")
 
 
 @dg.asset_check(asset=qrels, blocking=True, partitions_def=experiments)
+@measured
 def qrels_are_valid(qrels: TableLoad) -> dg.AssetCheckResult:
     """Relevance labels are 0/1 with a known source, one per (query, document)."""
     return validity_result([qrels], what="qrels")
 
 
 @dg.asset_check(asset=pools, blocking=True, partitions_def=experiments)
+@measured
 def pools_are_valid(pools: TableLoad) -> dg.AssetCheckResult:
     """The candidate pool lists each (query, document) once."""
     return validity_result([pools], what="pools")

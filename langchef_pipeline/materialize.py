@@ -16,7 +16,9 @@ import dagster as dg
 from langchef_core.inputs.workspace import Workspace
 from langchef_pipeline.definitions import ASSETS, CHECKS
 from langchef_pipeline.partitions import experiments
+from langchef_pipeline.progress import report_to
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
+from langchef_pipeline.storage import StepValueStorage
 
 # In process the reasons are reported by the caller; Dagster's own console log would bury
 # them under step events (the UI and the event log keep every event either way).
@@ -52,16 +54,23 @@ def materialize_experiment(workspace: Workspace, experiment: str, *,
         instance.add_dynamic_partitions(experiments.name, [experiment])
     resources = {"workspace": WorkspaceResource(root=str(workspace.root),
                                                 reports=str(workspace.reports_root) if workspace.reports_root else None),
-                 "judge": JudgeResource()}
+                 "judge": JudgeResource(), "io_manager": StepValueStorage()}
     return dg.materialize([*ASSETS, *CHECKS], partition_key=experiment, instance=instance,
                           resources=resources, raise_on_error=False, run_config=QUIET)
 
 
 def readout_experiment(workspace: Workspace, experiment: str, *,
-                       instance: dg.DagsterInstance | None = None) -> Path:
-    """Take the readout of one experiment; returns the path of its readout.json."""
+                       instance: dg.DagsterInstance | None = None, progress=None) -> Path:
+    """Take the readout of one experiment; returns the path of its readout.json. With
+    ``progress`` (a stream), every step slower than a moment is reported there."""
     workspace.design_path(experiment)  # refuses unsafe names before anything runs
-    result = materialize_experiment(workspace, experiment, instance=instance)
+    if progress is not None:
+        report_to(progress)
+    try:
+        result = materialize_experiment(workspace, experiment, instance=instance)
+    finally:
+        if progress is not None:
+            report_to(None)
     if not result.success:
         raise ReadoutFailed(failure_reasons(result), failure_tables(result), first_place(result))
     return Path(result.output_for_node("readout_report").readout_path)

@@ -13,12 +13,14 @@ from langchef_core.readout.experiment import DesignState
 from langchef_core.readout.item_scores import ItemScores
 from langchef_core.readout.publish import Published, publish_readout, reconcile
 from langchef_pipeline.partitions import experiments
+from langchef_pipeline.progress import measured
 from langchef_pipeline.resources import WorkspaceResource
 
 GROUP = "reporting"
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"json"})
+@measured
 def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: TableLoad, pools: TableLoad,
             anchors: TableLoad, item_scores: ItemScores, paired_comparison, criterion_attribution,
             retrieval_comparison, slice_comparison, cost_comparison, anchor_judgements,
@@ -66,6 +68,7 @@ def judge_warnings(design: DesignState, report) -> tuple:
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"html"})
+@measured
 def readout_report(readout: dict, workspace: WorkspaceResource) -> dg.MaterializeResult:
     """The versioned static HTML readout, reports/<experiment>/v<N>/ (never overwritten; an
     identical readout reuses its version), recorded in the workspace ledger."""
@@ -78,6 +81,7 @@ def readout_report(readout: dict, workspace: WorkspaceResource) -> dg.Materializ
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"html"}, deps=[readout_report])
+@measured
 def report_index(workspace: WorkspaceResource) -> dg.MaterializeResult:
     """reports/index.html: every experiment and readout version with its verdict and link."""
     from langchef_core.report import write_index

@@ -8,10 +8,12 @@ from langchef_core.inputs.loading import TableLoad
 from langchef_core.readout.experiment import DesignState
 from langchef_core.readout.item_scores import ItemScores, score_items
 from langchef_pipeline.partitions import experiments
+from langchef_pipeline.progress import measured
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 
 
 @dg.asset(partitions_def=experiments, group_name="scoring", kinds={"python"})
+@measured
 def item_scores(design: DesignState, goldens: TableLoad, arm_runs: dict,
                 workspace: WorkspaceResource, judge: JudgeResource) -> dg.MaterializeResult:
     """Per-golden verdicts of both arms (judge verdict + cited criterion), paired by golden."""

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from ..inputs.ids import isin
 from ..inputs.errors import InputError
 from .approval import Approval, format_utc
 from .gate_checks import (ARMS_MISMATCH, DESIGN_EDITED, DUPLICATE_EXAMPLES, INCOMPLETE_RUNS,
@@ -150,7 +151,7 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
                                   hint="keep one row per golden and arm").describe()
             return refused_check(name, DUPLICATE_EXAMPLES, sentence,
                                  details={"arm": arm, "file": label, "row": row})
-        unknown = ids[~ids.isin(suite)]
+        unknown = ids[~isin(ids, suite)]
         if len(unknown):
             row = int(unknown.index[0])
             sentence = InputError(f"example_id {unknown.iloc[0]!r} is not in the suite "

@@ -92,3 +92,25 @@ def describe_value(value) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "missing (null or NaN)"
     return repr(value)
+
+
+def isin(left, values) -> np.ndarray:
+    """``left.isin(values)`` as a bool array (``left`` an Index, Series or array).
+
+    For pandas' Arrow-backed ``str`` dtype, pandas builds one pyarrow scalar per value of
+    ``values`` (seconds at 10^5–10^6 ids, issue 19); when every value is a string or missing,
+    the same membership is asked of pyarrow in one call. Anything else goes to pandas itself.
+    """
+    frame_like = left if isinstance(left, (pd.Index, pd.Series)) else pd.Index(left)
+    if isinstance(frame_like.dtype, pd.StringDtype) and frame_like.dtype.storage == "pyarrow":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        candidates = values if isinstance(values, (np.ndarray, pd.Index, pd.Series)) else list(values)
+        candidates = pd.Series(np.asarray(candidates, dtype=object), dtype=object)
+        if pd.api.types.infer_dtype(candidates, skipna=True) in ("string", "empty"):
+            if candidates.size == 0:
+                return np.zeros(len(frame_like), dtype=bool)
+            found = pc.is_in(pa.array(frame_like.array), value_set=pa.array(candidates, type=pa.large_string(),
+                                                                            from_pandas=True).cast(pa.string()))
+            return np.array(found, dtype=np.bool_)
+    return np.asarray(frame_like.isin(values), dtype=bool)

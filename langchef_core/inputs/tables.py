@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from .columnar import read_jsonl_columns
 from .errors import InputError
 
-TABLE_SUFFIXES = (".jsonl", ".csv", ".parquet")
+from .formats import TABLE_SUFFIXES  # noqa: F401  (re-exported)
+
 # A workspace table larger than this is refused before it is read (it would not fit the
 # in-memory comparison anyway); raise it here if a suite really needs more.
 MAX_TABLE_BYTES = 1 << 30
@@ -38,7 +40,10 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
                          hint="split the suite, or raise MAX_TABLE_BYTES in langchef_core/inputs/tables.py")
     try:
         if path.suffix == ".jsonl":
-            frame = _read_jsonl(path, name)
+            # pyarrow when it gives the very same frame, else line by line (exact errors)
+            frame = read_jsonl_columns(path)
+            if frame is None:
+                frame = _read_jsonl(path, name)
         elif path.suffix == ".csv":
             frame = _read_csv(path, name)
         else:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
-from .tables import TABLE_SUFFIXES
+from .formats import TABLE_SUFFIXES
 
 DEFAULT_WORKSPACE = "evals"
 # Experiment, suite, arm and anchor-set names become file and folder names: keep them plain.

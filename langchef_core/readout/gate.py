@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..inputs.errors import InputError
+from ..stats.floors import MIN_CLUSTERS, MIN_PAIRS
 from ..stats.records import Record
 
 # --------------------------------------------------------------------------------------
@@ -172,20 +173,23 @@ def _lacks_minimum_evidence(primary: dict, low: float, high: float) -> bool:
     readout's own counts: an interval off zero is no verdict without it. Pass/fail needs the
     exact McNemar test of its broke/fixed counts below alpha; a clustered comparison needs at
     least MIN_CLUSTERS clusters; a real-valued one MIN_PAIRS pairs and a non-zero width."""
-    # Imported here: most gates read a verdict that needs no re-test, and scipy is slow to load.
-    from ..stats.cluster_robust import MIN_CLUSTERS
-    from ..stats.mcnemar import mcnemar_exact
-    from ..stats.mean_interval import MIN_PAIRS
-
     clusters = primary.get("n_clusters")
     if _is_number(clusters) and clusters < MIN_CLUSTERS:
         return True
     alpha = primary.get("alpha") if _is_number(primary.get("alpha")) else 0.05
     broke, fixed = primary.get("broke"), primary.get("fixed")
     if _is_count(broke) and _is_count(fixed):
-        return broke + fixed == 0 or mcnemar_exact(int(broke), int(fixed)) >= alpha
+        return broke + fixed == 0 or _exact_mcnemar(int(broke), int(fixed)) >= alpha
     n = primary.get("n")
     return (_is_number(n) and n < MIN_PAIRS) or low == high
+
+
+def _exact_mcnemar(broke: int, fixed: int) -> float:
+    """Two-sided exact McNemar p (stats.mcnemar.mcnemar_exact) from scipy.special's binomial
+    distribution function, which loads without scipy.stats: the gate stays a light command."""
+    from scipy.special import bdtr
+
+    return min(1.0, 2.0 * float(bdtr(min(broke, fixed), broke + fixed, 0.5)))
 
 
 def _is_count(value) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..inputs.ids import isin
 from ..designs.model import Design
 from ..inputs.errors import InputError
 from .experiment import BASELINE, VARIANT, goldens_columns, has_seeds, runs_by_arm
@@ -53,7 +54,7 @@ def _verdicts(run: pd.DataFrame, goldens: pd.DataFrame, judge, source: str,
     design's ``correctness``)."""
     base = goldens[[c for c in ("example_id", "input", "ideal") if c in goldens.columns]]
     items = run.merge(base, on="example_id", how="inner")
-    items.index = run.index[run["example_id"].isin(base["example_id"])]
+    items.index = run.index[isin(run["example_id"], base["example_id"])]
     verdicts = judge.judge(items, source=source).set_index("example_id")
     verdicts["criterion"] = [design.criterion_named(cited) or cited if cited is not None else None
                              for cited in verdicts["criterion"]]

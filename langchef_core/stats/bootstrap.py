@@ -138,6 +138,13 @@ def resampled_counts(multiplicity: np.ndarray, resamples: int, rng: np.random.Ge
         picks = rng.integers(0, units, size=(stop - start, units), dtype=index_type)
         if owner is not None:
             picks = owner[picks]
-        flat = picks + (np.arange(stop - start, dtype=np.int64) * profiles)[:, None]
-        counts = np.bincount(flat.ravel(), minlength=(stop - start) * profiles)
-        yield slice(start, stop), counts.reshape(stop - start, profiles)
+        if profiles < 1024:  # short rows: one flat bincount over offset picks
+            flat = picks + (np.arange(stop - start, dtype=np.int64) * profiles)[:, None]
+            counts = np.bincount(flat.ravel(), minlength=(stop - start) * profiles)
+            yield slice(start, stop), counts.reshape(stop - start, profiles)
+            continue
+        # Long rows: one bincount per row, the same counts without the int64 temporary.
+        counts = np.empty((stop - start, profiles), dtype=np.int64)
+        for row in range(stop - start):
+            counts[row] = np.bincount(picks[row], minlength=profiles)
+        yield slice(start, stop), counts

@@ -16,8 +16,9 @@ failed guardrail fails the gate.
 
 Percentiles use the linear interpolation of Hyndman & Fan (1996) type 7 (numpy's default).
 Inside the bootstrap a resample is a count per golden, and a percentile of the expanded
-sample is read from cumulative counts over the values sorted once, so a resample costs O(n)
-and memory is bounded by processing resamples in blocks.
+sample is read from cumulative counts over the values sorted once — summed in chunks, so only
+the chunk holding the order statistic is cumulated — and memory is bounded by processing
+resamples in blocks.
 
 References: Hyndman & Fan (1996), "Sample quantiles in statistical packages", The American
 Statistician 50:361-365; Efron & Tibshirani (1993), An Introduction to the Bootstrap, ch. 13;
@@ -42,6 +43,7 @@ from .records import Record, json_ready
 STATISTICS = ("mean", "p50", "p95")
 COST_METRICS = ("latency_ms", "cost_usd")
 _QUANTILES = {"p50": 0.50, "p95": 0.95}
+_CHUNK = 256  # sorted positions per chunk when locating an order statistic
 
 
 @dataclass(frozen=True)
@@ -135,16 +137,19 @@ def compare_cost(baseline, variant, *, metric: str, clusters=None, alpha: float 
     unit_count = int(units.max()) + 1
 
     arms = [_SortedArm(before, units, unit_count), _SortedArm(after, units, unit_count)]
-    ones = np.ones((1, unit_count), dtype=np.int32)
-    points = [arm.statistics(ones, ones.astype(float)) for arm in arms]
+    unit_sizes = np.bincount(units, minlength=unit_count).astype(np.int64)
+    ones = np.ones((1, unit_count), dtype=np.int64)
+    points = [arm.statistics(ones, ones.astype(float), ones @ unit_sizes) for arm in arms]
     draws = {name: np.empty((resamples, 2)) for name in STATISTICS}
     multiplicity = np.ones(unit_count, dtype=np.int64)
     width = 3 * math.ceil(before.size / unit_count)  # a row touches every golden of both arms
     for rows, counts in resampled_counts(multiplicity, resamples, rng, columns_per_row=width):
         drawn = counts.astype(float)
-        counts = counts.astype(np.int32)  # half the memory traffic of int64 in the hot loop
+        # Goldens per resample: an exact integer sum, so it equals drawn @ sizes in floats.
+        total = np.full(counts.shape[0], unit_count, dtype=np.int64) if before.size == unit_count \
+            else counts @ unit_sizes
         for side, arm in enumerate(arms):
-            for name, values in arm.statistics(counts, drawn).items():
+            for name, values in arm.statistics(counts, drawn, total).items():
                 draws[name][rows, side] = values
     summaries = tuple(_summary(name, points[0][name][0], points[1][name][0], draws[name], alpha)
                       for name in STATISTICS)
@@ -200,41 +205,88 @@ def check_guardrails(guardrails, costs: Mapping[str, CostComparison]) -> Guardra
 
 
 class _SortedArm:
-    """One arm's values sorted once, with the resampling unit of each sorted value."""
+    """One arm's values sorted once, with the resampling unit of each sorted value.
+
+    A resample's k-th smallest element is sorted value j, the first whose cumulative count
+    exceeds k. Instead of cumulating the counts over all n sorted values for every resample,
+    the counts are summed in chunks of ``_CHUNK`` sorted positions; the chunk holding element
+    k is found from the few chunk sums and only that chunk is cumulated. The j found is the
+    same integer, so every quantile is the same float.
+    """
 
     def __init__(self, values: np.ndarray, units: np.ndarray, unit_count: int):
         order = np.argsort(values, kind="stable")
         self.values = values[order]
         self.units = units[order]
-        # Per-unit totals and sizes, summed in sorted order so no sum depends on input order.
+        # Per-unit totals, summed in sorted order so no sum depends on input order.
         self.unit_totals = np.bincount(self.units, weights=self.values, minlength=unit_count)
-        self.unit_sizes = np.bincount(self.units, minlength=unit_count).astype(float)
+        self.unit_sizes = np.bincount(self.units, minlength=unit_count).astype(np.int64)
+        self.n = self.values.size
+        self.starts = np.arange(0, self.n, _CHUNK)
+        # Unclustered, the baseline's sorted order is the canonical golden order: no gather.
+        self.identity = bool(self.n == unit_count and np.array_equal(self.units, np.arange(unit_count)))
+        # One golden per unit and many goldens: chunk sums by a weighted bincount per row
+        # rather than an n-wide gather (pays off for few, long rows).
+        self.permutation = not self.identity and self.n == unit_count and self.n >= 50_000
+        if self.permutation:
+            self.chunk_of_unit = np.empty(unit_count, dtype=np.intp)
+            self.chunk_of_unit[self.units] = np.arange(self.n) // _CHUNK
 
-    def statistics(self, unit_counts: np.ndarray, drawn: np.ndarray) -> dict[str, np.ndarray]:
-        """Mean, p50 and p95 of every resample in ``unit_counts`` (rows × units, int32;
-        ``drawn`` is the same as floats, converted once for both arms)."""
-        result = {"mean": (drawn @ self.unit_totals) / (drawn @ self.unit_sizes)}
-        cumulative = np.cumsum(np.take(unit_counts, self.units, axis=1), axis=1, dtype=np.int32)
-        total = cumulative[:, -1].astype(np.int64)
+    def statistics(self, unit_counts: np.ndarray, drawn: np.ndarray,
+                   total: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Mean, p50 and p95 of every resample in ``unit_counts`` (rows × units, integers;
+        ``drawn`` is the same as floats, converted once for both arms; ``total`` the number
+        of goldens in each resample, counted here when not given)."""
+        if total is None:
+            total = unit_counts.astype(np.int64) @ self.unit_sizes
+        result = {"mean": (drawn @ self.unit_totals) / total.astype(float)}
+        if self.n <= 4 * _CHUNK:  # few goldens: cumulating every count is the cheap way
+            cumulative = np.cumsum(np.take(unit_counts, self.units, axis=1), axis=1)
+            for name, q in _QUANTILES.items():
+                result[name] = self._lerp(total, q, lambda k: np.count_nonzero(cumulative <= k[:, None], axis=1))
+            return result
+        if self.identity:
+            sorted_counts = unit_counts
+            chunk_sums = np.add.reduceat(unit_counts, self.starts, axis=1)
+        elif self.permutation:
+            sorted_counts = None  # gathered only inside the chunk that holds element k
+            chunk_sums = np.stack([np.bincount(self.chunk_of_unit, weights=row, minlength=self.starts.size)
+                                   for row in drawn]).astype(np.int64)  # exact integer sums
+        else:
+            sorted_counts = np.take(unit_counts, self.units, axis=1)
+            chunk_sums = np.add.reduceat(sorted_counts, self.starts, axis=1)
+        chunk_cumulative = np.cumsum(chunk_sums, axis=1)
         for name, q in _QUANTILES.items():
-            result[name] = self._quantile(cumulative, total, q)
+            result[name] = self._lerp(total, q, lambda k: self._index(sorted_counts, unit_counts,
+                                                                      chunk_cumulative, k))
         return result
 
-    def _quantile(self, cumulative: np.ndarray, total: np.ndarray, q: float) -> np.ndarray:
-        """Type-7 quantile of the sample in which sorted value i appears weights[i] times.
-
-        The k-th smallest element (0-based) of that sample is value j, the first whose
-        cumulative count exceeds k; j is the number of cumulative counts that are ≤ k.
-        """
+    def _lerp(self, total: np.ndarray, q: float, index_of) -> np.ndarray:
+        """Type-7 quantile q of each resample; ``index_of(k)`` is the sorted position of each
+        row's k-th smallest element."""
         position = (total - 1) * q
         below = np.floor(position)
         fraction = position - below
         above = np.minimum(below + 1, total - 1)
-        low = self.values[np.count_nonzero(cumulative <= below.astype(np.int32)[:, None], axis=1)]
-        high = self.values[np.count_nonzero(cumulative <= above.astype(np.int32)[:, None], axis=1)]
+        low = self.values[index_of(below.astype(np.int64))]
+        high = self.values[index_of(above.astype(np.int64))]
         # numpy's own lerp, so a resample equal to the data gives np.quantile's value exactly
         return np.where(fraction >= 0.5, high - (high - low) * (1 - fraction),
                         low + (high - low) * fraction)
+
+    def _index(self, sorted_counts, unit_counts, chunk_cumulative, k: np.ndarray) -> np.ndarray:
+        """Per row, how many sorted positions have a cumulative count ≤ k."""
+        rows = chunk_cumulative.shape[0]
+        chunk = np.count_nonzero(chunk_cumulative <= k[:, None], axis=1)
+        base = np.where(chunk > 0, chunk_cumulative[np.arange(rows), np.maximum(chunk - 1, 0)], 0)
+        # Clipping past the end repeats the last count; those cumulatives exceed total > k.
+        columns = np.minimum(chunk[:, None] * _CHUNK + np.arange(_CHUNK), self.n - 1)
+        if sorted_counts is None:
+            inside = np.take_along_axis(unit_counts, self.units[columns], axis=1)
+        else:
+            inside = np.take_along_axis(sorted_counts, columns, axis=1)
+        local = np.cumsum(inside, axis=1) + base[:, None]
+        return chunk * _CHUNK + np.count_nonzero(local <= k[:, None], axis=1)
 
 
 def _summary(name, baseline, variant, draws, alpha) -> CostStatistic:

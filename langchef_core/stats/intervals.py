@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
+from scipy.special import ndtri  # = scipy.stats.norm.ppf, without importing scipy.stats
 
 from ._validation import check_alpha, check_count
 
@@ -36,7 +36,7 @@ def wilson_interval(k: int, n: int, *, alpha: float = 0.05) -> tuple[float, floa
 
 def _wilson(k: float, n: float, alpha: float) -> tuple[float, float]:
     """Wilson bounds for a possibly fractional count (used by power planning)."""
-    z = stats.norm.ppf(1 - alpha / 2)
+    z = ndtri(1 - alpha / 2)
     p_hat = k / n
     z2n = z * z / n
     centre = (p_hat + z2n / 2) / (1 + z2n)

@@ -23,6 +23,7 @@ import numbers
 
 import numpy as np
 from scipy import stats
+from scipy.special import ndtri  # = scipy.stats.norm.ppf
 
 from ._validation import check_alpha, check_count, check_power
 from .intervals import _wilson
@@ -30,7 +31,7 @@ from .intervals import _wilson
 
 def z_multiplier(alpha: float, power: float) -> float:
     """z₁₋α/₂ + z_power: how many standard errors an effect must span to be detected."""
-    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    return float(ndtri(1 - alpha / 2) + ndtri(power))
 
 
 def detection_limit(n: int, discordant: int, *, alpha: float = 0.05, power: float = 0.80) -> float:

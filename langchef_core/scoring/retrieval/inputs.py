@@ -13,6 +13,7 @@ disagree on quoting them; a missing, empty, boolean or fractional id is refused.
 from __future__ import annotations
 
 import itertools
+import weakref
 import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ...inputs.errors import InputError
-from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id,
+from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id, isin,
                            refuse_missing, row_of)
 
 RUN_COLUMNS = ("query_id", "doc_id", "rank")
@@ -30,6 +31,35 @@ QRELS_COLUMNS = ("query_id", "doc_id", "relevant")
 POOL_COLUMNS = ("query_id", "doc_id")
 SOURCES = ("human", "click", "teacher")
 UNLABELLED = "unlabelled"  # the source of judgements given without a source column
+
+
+# The pool gate, the coverage gate and the comparison each validate the same run and qrels
+# frames (issue 19). A validated result depends only on the frame (the file name only
+# words an error, and errors are never kept). Where frames are values that never change —
+# a pipeline run, which turns this on — it is kept per frame object while that object
+# lives, so the tables are validated once per readout. Off by default: a caller may edit
+# a frame in place and validate it again.
+_VALIDATED: dict[tuple[int, object], tuple[weakref.ref, object]] = {}
+_KEEP = [False]
+
+
+def keep_validated_frames(keep: bool = True) -> None:
+    """Validate each frame object once while it lives (for callers whose frames never change)."""
+    _KEEP[0] = bool(keep)
+    if not keep:
+        _VALIDATED.clear()
+
+
+def _validated(frame: pd.DataFrame, kind, validate):
+    if not _KEEP[0]:
+        return validate()
+    key = (id(frame), kind)
+    kept = _VALIDATED.get(key)
+    if kept is not None and kept[0]() is frame:
+        return kept[1]
+    result = validate()
+    _VALIDATED[key] = (weakref.ref(frame, lambda _: _VALIDATED.pop(key, None)), result)
+    return result
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,10 +83,10 @@ class RankedRun:
         """A long run (``query_id, doc_id, rank``) or an arm run (``example_id, retrieved``)."""
         _check_frame(frame, file)
         if "retrieved" in frame.columns or "example_id" in frame.columns:
-            entries, queries = _arm_entries(frame, file)
+            entries, queries = _validated(frame, "arm", lambda: _arm_entries(frame, file))
             query_column = "example_id"
         else:
-            entries = long_run(frame, file=file)
+            entries = _validated(frame, "long", lambda: long_run(frame, file=file))
             queries = np.sort(entries["query_id"].unique().astype(object))
             query_column = "query_id"
         if goldens is not None:
@@ -75,7 +105,8 @@ class Judgements:
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, file: str = "qrels",
                    require_source: bool = False) -> "Judgements":
-        return cls(qrels_table(frame, file=file, require_source=require_source), file)
+        return cls(_validated(frame, ("qrels", require_source),
+                              lambda: qrels_table(frame, file=file, require_source=require_source)), file)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -207,7 +238,7 @@ def label_sources(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
     series = frame[column]
     refuse_missing(series, frame, column, file, "source",
                    hint="say where each label came from: human, click or teacher")
-    known = series.isin(SOURCES).to_numpy()
+    known = isin(series, SOURCES)
     if not known.all():
         position = int(np.flatnonzero(~known)[0])
         raise InputError(f"unknown source {series.iloc[position]!r}", file=file, column=column,
@@ -240,7 +271,7 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
     # Non-empty strings pass in one vectorised test; only the other items are looked at
     # one by one (whole numbers are converted, anything else is refused).
     if pd.api.types.infer_dtype(docs, skipna=False) == "string":
-        suspects = np.flatnonzero(pd.Series(docs, dtype=object).str.len().to_numpy() == 0)
+        suspects = np.flatnonzero(docs == "")  # all strings: only the empty ones are bad
     else:
         suspects = np.flatnonzero([not (type(doc) is str and doc) for doc in docs])
     for at in suspects:
@@ -260,11 +291,11 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
 
 def _check_goldens(entries, queries, frame, column, goldens, file) -> None:
     known = pd.Index([id_text(g) if is_valid_id(g) else g for g in goldens])
-    unknown = ~pd.Index(queries).isin(known)
+    unknown = ~isin(pd.Index(queries), known)
     if unknown.any():
         stray = set(np.asarray(queries)[unknown])
         ids = canonical_ids(frame, column, file)
-        position = int(np.flatnonzero(pd.Index(ids).isin(list(stray)))[0])
+        position = int(np.flatnonzero(isin(pd.Index(ids), list(stray)))[0])
         raise InputError(f"query {ids[position]!r} is not one of the goldens", file=file,
                          column=column, row=row_of(frame, position),
                          hint="a run answers the suite's goldens only; remove the row or add the golden")

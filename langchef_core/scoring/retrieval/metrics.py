@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...inputs.ids import isin
 from .inputs import Judgements, RankedRun
 from .kernel import QueryCounts, check_k, count_hits, ideal_dcg, ranked_lists
 
@@ -142,8 +143,8 @@ def retrieval_metrics(run, qrels, *, k: int = 10, source: str | None = None) -> 
                          f"{', '.join(judgements.sources)}")
     queries, metrics = score_run(run, judgements.positives(source), judgements.queries, k=k)
     frame = metrics.to_frame(queries)
-    frame["in_run"] = pd.Index(queries).isin(run.queries)
-    frame["in_qrels"] = pd.Index(queries).isin(judgements.queries)
+    frame["in_run"] = isin(pd.Index(queries), run.queries)
+    frame["in_qrels"] = isin(pd.Index(queries), judgements.queries)
     return frame
 
 
@@ -161,7 +162,7 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
     query_code = index.get_indexer(entries["query_id"])
     if (query_code < 0).any():
         raise ValueError("the run answers queries outside the queries to score")
-    positives = positives[positives["query_id"].isin(index)]
+    positives = positives[isin(positives["query_id"], index)]
     doc_code, _ = pd.factorize(pd.concat([entries["doc_id"], positives["doc_id"]], ignore_index=True))
     ranks = entries["rank"].to_numpy(np.int64)
     order = np.lexsort((ranks, query_code))

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...inputs.ids import isin
 from ...stats._validation import check_alpha, check_power, check_resamples
 from ...stats.paired import compare_continuous
 from .chance import ChanceLevels, chance_levels
@@ -179,12 +180,12 @@ def _score_arms(runs: dict, judgements: Judgements, settings: RetrievalSettings,
     metrics = {arm: {} for arm in runs}
     summaries = {arm: [] for arm in runs}
     coverage, groups, masks = [], [], {}
-    in_run = {arm: pd.Index(queries).isin(run.queries) for arm, run in runs.items()}
+    in_run = {arm: isin(pd.Index(queries), run.queries) for arm, run in runs.items()}
     for source in sources:
         positives = judgements.positives(None if source == POOLED else source)
         judged_here = (judged if source == POOLED else
                        judgements.table.loc[judgements.table["source"] == source, "query_id"].unique())
-        is_judged = pd.Index(queries).isin(judged_here)
+        is_judged = isin(pd.Index(queries), judged_here)
         for arm, run in runs.items():
             _, metrics[arm][source] = score_run(run, positives, judged, k=settings.k, queries=queries)
         positives_per_query = metrics[next(iter(runs))][source].n_positive

@@ -1,0 +1,96 @@
+"""JSON lines parsed by pyarrow, for the frames the line-by-line reader would build.
+
+``tables._read_jsonl`` parses each line with ``json.loads`` so a broken line is named by its
+number; at 10^5–10^6 rows that costs most of a readout (issue 19). pyarrow parses the same
+file in C++, and the frame is then built from each column's Python values, which is the
+same per-column inference ``DataFrame.from_records`` does, so the dtypes, values and index
+come out the same. Whenever pyarrow cannot reproduce that frame exactly this returns None and
+the caller reads line by line, so every error still names its file and line:
+
+- blank lines (the line numbers would shift), or anything pyarrow refuses (a broken line,
+  a line that is not an object, mixed types in a column, NaN, huge integers, bad UTF-8);
+- nested objects, booleans or lists with missing values (pyarrow cannot tell a missing key
+  from an explicit null there, and pandas keeps them apart), lists of anything but scalars;
+- strings pyarrow would read as timestamps are read again as the strings they are.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+_PROBE_BYTES = 1 << 20  # the head of the file that decides which columns are timestamps
+
+
+def read_jsonl_columns(path: Path) -> pd.DataFrame | None:
+    """The frame ``tables._read_jsonl`` would return for ``path``, or None to say "read it
+    line by line"."""
+    try:
+        import pyarrow as pa
+        import pyarrow.json as pj
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return None
+    data = path.read_bytes()
+    body = data[:-1] if data.endswith(b"\n") else data
+    # Every line must open an object right away: no blank or indented lines, whose numbers
+    # pyarrow would not keep.
+    if not body.startswith(b"{") or body.count(b"\n{") != body.count(b"\n") or b"\r" in body \
+            or b"\\u0000" in body:
+        return None
+    try:
+        head = body[:body.rfind(b"\n", 0, _PROBE_BYTES)] if len(body) > _PROBE_BYTES else body
+        probe = pj.read_json(pa.BufferReader(head or body))
+        stamps = _timestamp_columns(probe.schema, pa)
+        if not stamps:
+            table = pj.read_json(pa.BufferReader(data))
+        else:
+            schema = pa.schema([pa.field(name, pa.string()) for name in stamps])
+            table = pj.read_json(pa.BufferReader(data), parse_options=pj.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="infer"))
+            # An explicit schema puts its fields first; keep the order the file shows them in.
+            seen = probe.column_names
+            table = table.select(seen + [name for name in table.column_names if name not in seen])
+        if _timestamp_columns(table.schema, pa):
+            return None  # a timestamp-like column first seen further down: read line by line
+    except (pa.ArrowException, ValueError, OverflowError, KeyError):
+        return None
+    lines = body.count(b"\n") + 1
+    if table.num_rows != lines or len(set(table.column_names)) != table.num_columns:
+        return None
+    columns = {}
+    for name, column in zip(table.column_names, table.columns):
+        values = _values(column.combine_chunks(), pa)
+        if values is None:
+            return None
+        columns[name] = values
+    return pd.DataFrame(columns, index=pd.Index(np.arange(1, lines + 1, dtype=np.int64)))
+
+
+def _timestamp_columns(schema, pa) -> list[str]:
+    return [field.name for field in schema if pa.types.is_timestamp(field.type)
+            or pa.types.is_date(field.type) or pa.types.is_time(field.type)]
+
+
+def _values(column, pa):
+    """The column as pandas infers it from the parsed Python values, built without one Python
+    object per cell where the type allows; None when that cannot be guaranteed."""
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        if column.null_count == len(column):
+            return None
+        return pd.array(column, dtype="str") if column.null_count == 0 else column.to_pylist()
+    if pa.types.is_floating(kind):
+        return column.to_numpy(zero_copy_only=False).astype(np.float64)
+    if pa.types.is_integer(kind):
+        return column.to_pylist() if column.null_count else column.to_numpy().astype(np.int64)
+    if pa.types.is_boolean(kind):
+        return column.to_numpy(zero_copy_only=False).astype(bool) if column.null_count == 0 else None
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        inner = kind.value_type
+        if column.null_count or not (pa.types.is_string(inner) or pa.types.is_integer(inner)
+                                     or pa.types.is_floating(inner)):
+            return None
+        return column.to_pylist()
+    return None

@@ -1,0 +1,54 @@
+"""Commands that need no pipeline start without importing it (issue 19).
+
+`gate`, `power`, `status`, `design check` and `approve` run in a fresh interpreter, and the
+modules it loaded are read back from ``sys.modules``: none imports dagster; `gate` needs
+neither pandas nor scipy.stats, `power` only scipy.stats (for the exact power). A test of
+what is imported, not of time.
+"""
+
+import json
+
+import pytest
+
+from .conftest import write_design, write_goldens
+from .test_cli_gate import readout
+
+HEAVY = ("dagster", "pandas", "pandera", "scipy.stats", "jinja2", "pyarrow")
+
+PROBE = """
+import json, sys
+from langchef_pipeline.cli import main
+try:
+    main({arguments!r})
+except SystemExit:
+    pass
+print("\\n" + json.dumps(sorted(name for name in {heavy!r} if name in sys.modules)))
+"""
+
+
+def loaded(python_cli, *arguments) -> list[str]:
+    result = python_cli(PROBE.format(arguments=[str(a) for a in arguments], heavy=HEAVY))
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_gate_imports_no_dagster_and_no_dataframes(python_cli, tmp_path):
+    path = tmp_path / "readout.json"
+    path.write_text(json.dumps(readout()), encoding="utf-8")
+    assert loaded(python_cli, "gate", path) == []
+
+
+def test_power_imports_nothing_heavy(python_cli):
+    # scipy.stats is what `power` computes the exact power of the exact test with (issue 12).
+    assert loaded(python_cli, "power", "--goldens", "400", "--discordant-rate", "0.2") == \
+        ["scipy.stats"]
+
+
+@pytest.mark.parametrize("command", [["status"], ["design", "check", "rerank"],
+                                     ["approve", "rerank", "--by", "Ada"]])
+def test_workspace_commands_import_no_dagster(python_cli, workspace, command):
+    write_design(workspace)
+    write_goldens(workspace, 50)
+    found = loaded(python_cli, *command, "--workspace", workspace)
+    assert "dagster" not in found, found
+    assert "jinja2" not in found, found

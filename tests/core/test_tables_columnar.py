@@ -1,0 +1,79 @@
+"""JSON lines read by pyarrow give the frame the line-by-line reader gives — columns and
+their order, dtypes, the 1-based line index, every cell's type and value — or the reader
+falls back to reading line by line, so its errors still name the line (issue 19)."""
+
+import json
+import random
+
+import pytest
+
+from langchef_core.inputs.columnar import read_jsonl_columns
+from langchef_core.inputs.errors import InputError
+from langchef_core.inputs.tables import _read_jsonl, read_table
+
+
+def _cells(frame):
+    return (list(frame.columns), [str(dtype) for dtype in frame.dtypes], list(frame.index),
+            str(frame.index.dtype),
+            [[(type(cell), "nan" if cell != cell else cell) for cell in frame[column].tolist()]
+             for column in frame.columns])
+
+
+def _value(r, kind):
+    return {"str": lambda: r.choice(["a", "b c", "é", "", " x ", "1"]),
+            "int": lambda: r.randint(-5, 10**12),
+            "float": lambda: r.choice([r.random(), 1.0, 0.1, 1e-300, 3]),
+            "bool": lambda: r.random() < .5,
+            "stamp": lambda: f"2026-0{r.randint(1, 9)}-1{r.randint(0, 9)}T0{r.randint(0, 9)}:00:00Z",
+            "list": lambda: [r.choice(["d1", "d2", "d3"]) for _ in range(r.randint(0, 4))],
+            "mixed": lambda: r.choice([1, "a", 2.5]),
+            "object": lambda: {"k": 1}}[kind]()
+
+
+def _files(count=150, seed=11):
+    r = random.Random(seed)
+    kinds = ["str", "str", "int", "float", "bool", "stamp", "list", "mixed", "object"]
+    for case in range(count):
+        columns = {f"c{i}": r.choice(kinds) for i in range(r.randint(1, 5))}
+        rows = []
+        for _ in range(r.randint(1, 30)):
+            row = {}
+            for name, kind in columns.items():
+                roll = r.random()
+                if roll < .06:
+                    continue  # a missing key
+                row[name] = None if roll < .12 else _value(r, kind)
+            rows.append(row)
+        text = "".join(json.dumps(row, ensure_ascii=r.random() < .5) + "\n" for row in rows)
+        yield case, (text.rstrip("\n") if r.random() < .1 else text)
+
+
+@pytest.mark.parametrize("case, text", list(_files()), ids=lambda v: str(v) if isinstance(v, int) else "")
+def test_pyarrow_gives_the_line_by_line_frame_or_declines(tmp_path, case, text):
+    path = tmp_path / "table.jsonl"
+    path.write_text(text, encoding="utf-8")
+    fast = read_jsonl_columns(path)
+    if fast is not None:
+        assert _cells(fast) == _cells(_read_jsonl(path, "table.jsonl"))
+
+
+def test_a_realistic_run_file_takes_the_fast_path(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps({"example_id": f"g{i}", "output": "x", "created_at": "2026-01-02T03:04:05Z",
+                                        "latency_ms": 10.5 + i, "retrieved": ["d1", "d2"], "verdict": "pass",
+                                        "criterion": None if i % 2 else "tone", "judge": "j"}) + "\n"
+                            for i in range(50)), encoding="utf-8")
+    fast = read_jsonl_columns(path)
+    assert fast is not None
+    assert _cells(fast) == _cells(_read_jsonl(path, "run.jsonl"))
+    assert fast["created_at"].iloc[0] == "2026-01-02T03:04:05Z"
+
+
+@pytest.mark.parametrize("text, row", [('{"a": 1}\n{"a": \n', 2), ('{"a": 1}\n\n[1]\n', 3),
+                                       ('{"a": 1}\n{"a": NaN}\n{"a": }\n', 3)])
+def test_broken_lines_are_still_named_by_number(tmp_path, text, row):
+    path = tmp_path / "broken.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        read_table(path, label="runs/x/broken.jsonl")
+    assert raised.value.row == row and raised.value.file == "runs/x/broken.jsonl"
