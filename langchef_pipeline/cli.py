@@ -418,7 +418,7 @@ def _judge_endpoint(design) -> dict | None:
 
 
 def run_design_check(arguments) -> int:
-    from langchef_core.designs.approval import (INVALID, STATE_LABELS, ApprovalStatus, status_of,
+    from langchef_core.designs.approval import (INVALID, ApprovalStatus, status_of,
                                                 verified_approval)
     from langchef_core.designs.parse import load_workspace_design
     from langchef_core.designs.power_plan import assess_power

@@ -12,7 +12,7 @@ from langchef_core.designs.approval import format_utc
 from langchef_core.designs.ledger import Ledger
 from langchef_core.inputs.loading import TableLoad
 from langchef_core.readout.experiment import DesignState, load_anchors
-from langchef_core.scoring.anchors import (DEFAULT_FAIL_KAPPA, DEFAULT_WARN_KAPPA, AnchorReport,
+from langchef_core.scoring.anchors import (AnchorReport,
                                            judge_anchor_set)
 from langchef_pipeline.inputs import validity_result
 from langchef_pipeline.metadata import markdown_table

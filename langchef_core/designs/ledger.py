@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass

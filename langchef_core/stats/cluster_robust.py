@@ -31,10 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-# Minimum evidence: below MIN_CLUSTERS a clustered verdict is refused (the df fall to ≈ 1–2
-# and any working model is guesswork); below WARN_CLUSTERS the readout warns.
-from .floors import MIN_CLUSTERS, WARN_CLUSTERS  # noqa: F401  (read by paired)
-
 
 @dataclass(frozen=True)
 class ClusterRobust:

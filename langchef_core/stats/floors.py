@@ -5,5 +5,7 @@ rule from a readout's counts, can read them without loading scipy.stats.
 """
 
 MIN_PAIRS = 10       # a real-valued verdict needs at least this many pairs (and some spread)
-MIN_CLUSTERS = 5     # fewer clusters: refused, the verdict inconclusive
+# Below MIN_CLUSTERS the cluster-robust df fall to about 1-2 and any working model of the
+# within-cluster correlation is guesswork: the verdict is refused (inconclusive).
+MIN_CLUSTERS = 5
 WARN_CLUSTERS = 10   # fewer clusters: read with a warning

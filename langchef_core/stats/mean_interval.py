@@ -35,8 +35,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .floors import MIN_PAIRS
-
 LARGE_N = 5_000          # above this, Hall's transformation replaces bootstrap-t
 _BLOCK_CELLS = 4_000_000
 

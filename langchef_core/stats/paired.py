@@ -40,9 +40,10 @@ import numpy as np
 
 from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_alpha,
                           check_margin, check_power, check_resamples, check_same_length)
-from .cluster_robust import MIN_CLUSTERS, WARN_CLUSTERS, ClusterRobust, cluster_robust_t
+from .cluster_robust import ClusterRobust, cluster_robust_t
 from .mcnemar import mcnemar_exact
-from .mean_interval import MIN_PAIRS, mean_interval, skew_warning
+from .floors import MIN_CLUSTERS, MIN_PAIRS, WARN_CLUSTERS
+from .mean_interval import mean_interval, skew_warning
 from .power import continuous_detection_limit_from_differences, detection_limit
 from .records import Record, json_ready
 from .score_interval import tango_interval

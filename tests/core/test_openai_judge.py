@@ -16,8 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pandas as pd
 import pytest
 
-from langchef_core.scoring.judges import (JudgeBudgetError, JudgeEndpointError, JudgeError,
-                                          JudgeReplyError, OpenAICompatibleJudge, build_judge)
+from langchef_core.scoring.judges import (JudgeBudgetError, JudgeEndpointError, JudgeReplyError, OpenAICompatibleJudge, build_judge)
 from langchef_core.scoring.judges.openai_compatible import JudgeEndpointRefused
 
 CRITERIA = ["Correctness", "Groundedness", "Directness"]

@@ -9,8 +9,6 @@ from datetime import datetime, timezone
 import pandas as pd
 import pytest
 
-from langchef_core.designs.model import DesignError
-from langchef_core.designs.parse import load_workspace_design
 from langchef_core.designs.traffic import approved_before_traffic
 from langchef_core.inputs.errors import InputError
 from langchef_core.inputs.tables import read_table
