@@ -22,6 +22,9 @@ import numpy as np
 import pandas as pd
 
 _PROBE_BYTES = 1 << 20  # the head of the file that decides which columns are timestamps
+# A line opening more brackets than this is left to the line reader: pyarrow's parser
+# recurses and a hostile, deeply nested line would crash the process instead of being named.
+_MAX_BRACKETS_PER_LINE = 64
 
 
 def read_jsonl_columns(path: Path) -> pd.DataFrame | None:
@@ -38,6 +41,12 @@ def read_jsonl_columns(path: Path) -> pd.DataFrame | None:
     # pyarrow would not keep.
     if not body.startswith(b"{") or body.count(b"\n{") != body.count(b"\n") or b"\r" in body \
             or b"\\u0000" in body:
+        return None
+    try:
+        data.decode("utf-8")  # pyarrow lets bad UTF-8 through; the line reader names its line
+    except UnicodeDecodeError:
+        return None
+    if _most_brackets_on_a_line(body) > _MAX_BRACKETS_PER_LINE:
         return None
     try:
         head = body[:body.rfind(b"\n", 0, _PROBE_BYTES)] if len(body) > _PROBE_BYTES else body
@@ -66,6 +75,17 @@ def read_jsonl_columns(path: Path) -> pd.DataFrame | None:
             return None
         columns[name] = values
     return pd.DataFrame(columns, index=pd.Index(np.arange(1, lines + 1, dtype=np.int64)))
+
+
+def _most_brackets_on_a_line(body: bytes) -> int:
+    """The largest number of ``{`` and ``[`` on one line (an upper bound on its nesting)."""
+    if body.count(b"{") + body.count(b"[") <= _MAX_BRACKETS_PER_LINE:
+        return 0
+    raw = np.frombuffer(body, dtype=np.uint8)
+    opens = ((raw == ord("{")) | (raw == ord("["))).view(np.uint8)
+    starts = np.concatenate(([0], np.flatnonzero(raw == ord("\n")) + 1))
+    starts = starts[starts < raw.size]
+    return int(np.add.reduceat(opens, starts, dtype=np.int64).max())
 
 
 def _timestamp_columns(schema, pa) -> list[str]:

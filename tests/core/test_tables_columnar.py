@@ -77,3 +77,15 @@ def test_broken_lines_are_still_named_by_number(tmp_path, text, row):
     with pytest.raises(InputError) as raised:
         read_table(path, label="runs/x/broken.jsonl")
     assert raised.value.row == row and raised.value.file == "runs/x/broken.jsonl"
+
+
+@pytest.mark.parametrize("content", [
+    b'{"example_id": "a"}\n{"example_id": "caf\xe9"}\n',                     # bad UTF-8
+    b'{"example_id": "a"}\n' + b'{"x": ' * 100_000 + b"1" + b"}" * 100_000 + b"\n",  # deep
+])
+def test_lines_pyarrow_would_pass_or_crash_on_are_left_to_the_line_reader(tmp_path, content):
+    """pyarrow passes bad UTF-8 through, and its recursive parser would crash the whole
+    process on a hostile nested line: both go to the line reader, which names the line."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(content)
+    assert read_jsonl_columns(path) is None
