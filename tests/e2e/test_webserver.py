@@ -4,7 +4,6 @@ the command line then produces the same readout.json."""
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -128,9 +127,11 @@ def test_webserver_lists_assets_and_runs_a_readout_like_the_cli(webserver, tmp_p
     ui_readout = workspace / "reports" / EXPERIMENT / "v1" / "readout.json"
     assert json.loads(ui_readout.read_text())["primary"]["verdict"] == "regression"
 
-    # The command line, on an untouched copy of the same inputs, writes the same bytes.
+    # The command line, on a fresh build of the same demo workspace (its own ledger holding
+    # the same approvals: a copied approval file without its ledger row is refused), writes
+    # the same bytes.
     copy = tmp_path / "copy"
-    shutil.copytree(workspace, copy, ignore=shutil.ignore_patterns("reports", "*.sqlite*"))
+    build_demo_workspace(copy)
     cli = subprocess.run([str(Path(sys.executable).parent / "langchef"), "readout", EXPERIMENT,
                           "--workspace", str(copy)], capture_output=True, text=True,
                          env={k: v for k, v in environment.items() if k != "DAGSTER_HOME"})
