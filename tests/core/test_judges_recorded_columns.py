@@ -30,6 +30,8 @@ def _frames():
     f = base.copy(); f["rationale"] = f["rationale"].astype(object); yield "object rationale", f, None
     f = base.copy(); f["criterion"] = pd.Series(f["criterion"], dtype=object); f.loc[5, "verdict"] = "fail"
     f.loc[5, "criterion"] = 3; yield "int criterion", f, both
+    # Criteria match case-insensitively and take the design's spelling (issue 14).
+    f = base.copy(); f["criterion"] = f["criterion"].str.upper(); yield "criteria in other case", f, both
     for kind, value in (("1", 1), ("None", None), ("maybe", "maybe"), ("nan", np.nan), ("list", ["pass"])):
         f = base.copy(); f["verdict"] = f["verdict"].astype(object); f.loc[1, "verdict"] = True
         f.at[300, "verdict"] = value; yield f"bad verdict {kind}", f, both

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ...inputs.errors import InputError
-from .base import PASS, VERDICT_COLUMNS, Judgement, JudgeUsage, id_column, is_missing, item_ids, row_number
+from .base import (PASS, VERDICT_COLUMNS, Judgement, JudgeUsage, criterion_hint, id_column,
+                   is_missing, item_ids, row_number, spelled_as)
 
 
 def cells(series: pd.Series):
@@ -75,11 +76,15 @@ def run_recorded(judge, items: pd.DataFrame, source: str | None, decode) -> Judg
                     pass
             if text == "":
                 continue
-            if judge.criteria is not None and text not in judge.criteria:
-                raise InputError(f"criterion {text!r} is not among the design's criteria "
-                                 f"{list(judge.criteria)}", file=source, column="criterion",
-                                 row=row_number(items.index[position]),
-                                 hint="fix the upstream judge or add the criterion to the design")
+            if judge.criteria is not None:
+                # Case-insensitive, the design's spelling canonical (as in ``_run_by_rows``).
+                known = spelled_as(text, judge.criteria)
+                if known is None:
+                    raise InputError(f"criterion {text!r} is not among the design's criteria",
+                                     file=source, column="criterion",
+                                     row=row_number(items.index[position]),
+                                     hint=criterion_hint(text, judge.criteria))
+                text = known
             cited[position] = text
     if bad >= 0:
         decode(verdict_cells[bad], source, row_number(items.index[bad]))
