@@ -116,6 +116,8 @@ def write_workspace(root: Path, n: int, *, seed: int = 0, langchef: str | None =
     _write_jsonl(root / "goldens" / f"{SUITE}.jsonl",
                  ({"example_id": ids[i], "input": f"question {i}", "user_id": f"u{users[i]}",
                    "segment": str(segments[i])} for i in range(n)))
+    # The labels exist before the approval (a retrieval design is checked against them).
+    plan = _write_qrels(root, ids, rng)
     for experiment in (JUDGED, RETRIEVAL):
         subprocess.run([langchef, "approve", experiment, "--by", "bench", "--workspace", str(root)],
                        check=True, capture_output=True, text=True)
@@ -130,7 +132,7 @@ def write_workspace(root: Path, n: int, *, seed: int = 0, langchef: str | None =
                        "latency_ms": float(latency[i]), "verdict": "pass" if passed[i] else "fail",
                        "criterion": None if passed[i] else CRITERIA[cited[i]], "judge": JUDGE_ID}
                       for i in range(n)))
-    hits, n_relevant = _write_retrieval(root, ids, rng, stamp)
+    hits, n_relevant = _write_retrieval_runs(root, ids, rng, stamp, plan)
     data = dataclasses.replace(data, retrieval=hits, n_relevant=n_relevant)
     # Let the traffic time pass before anyone reads out.
     while datetime.now(timezone.utc) < traffic:
@@ -138,7 +140,8 @@ def write_workspace(root: Path, n: int, *, seed: int = 0, langchef: str | None =
     return data
 
 
-def _write_retrieval(root: Path, ids: list[str], rng, stamp: str) -> tuple[dict, np.ndarray]:
+def _write_qrels(root: Path, ids: list[str], rng) -> tuple:
+    """Each query's 2·D candidate documents and which of them are relevant (1–5 per query)."""
     n = len(ids)
     start = rng.integers(0, CORPUS, n)
     stride = rng.integers(1, CORPUS // (4 * DOCS_PER_QUERY), n)
@@ -149,6 +152,13 @@ def _write_retrieval(root: Path, ids: list[str], rng, stamp: str) -> tuple[dict,
     _write_jsonl(root / "qrels" / f"{SUITE}.jsonl",
                  ({"query_id": ids[i], "doc_id": f"d{lists[i, j]}", "relevant": 1, "source": "human"}
                   for i in range(n) for j in relevant_at[i]))
+    return lists, n_relevant, relevant_at
+
+
+def _write_retrieval_runs(root: Path, ids: list[str], rng, stamp: str,
+                          plan: tuple) -> tuple[dict, np.ndarray]:
+    lists, n_relevant, relevant_at = plan
+    n = len(ids)
     relevant = np.zeros((n, 2 * DOCS_PER_QUERY), bool)
     for i, chosen in enumerate(relevant_at):
         relevant[i, chosen] = True
