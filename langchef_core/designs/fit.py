@@ -46,15 +46,10 @@ class Problem(Record):
     hint: str | None = None
 
     def sentence(self) -> str:
-        place = [self.file] if self.file else []
-        if self.column is not None:
-            place.append(f"column '{self.column}'")
-        if self.row is not None:
-            place.append(f"row {self.row}")
-        text = (", ".join(place) + ": " if place else "") + self.message
-        if self.hint:
-            text = text.rstrip(".") + "; " + self.hint
-        return text.rstrip(".")
+        # The same "file, column, row: message; hint" as every input error, without the stop:
+        # problems are listed one after another.
+        return InputError(self.message, file=self.file, column=self.column, row=self.row,
+                          hint=self.hint).describe().rstrip(".")
 
 
 class DesignDoesNotFit(InputError):
