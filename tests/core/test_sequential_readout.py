@@ -131,3 +131,20 @@ def test_a_fixed_n_report_has_no_sequential_section():
     del readout["sequential"]
     html = render_report(readout, datetime(2025, 3, 5, tzinfo=timezone.utc))
     assert 'id="sequential"' not in html and "_sequential" not in html
+
+
+def test_clusters_and_a_margin_are_read_from_the_sequence_too():
+    clustered = design(DESIGN.replace("criteria:", "cluster: user_id\ncriteria:")
+                       .replace("kind: superiority", "kind: non_inferiority\nmargin: 0.2"))
+    s = scores()
+    frame = s.frame.assign(user_id=[f"u{i % 150}" for i in range(len(s.frame))])
+    s = ItemScores(frame=frame, judge_id="judge-v1")
+    primary = primary_result(clustered, s, None)
+    assert primary.sequence.n == 150 and "over clusters" in primary.interval_method
+    assert primary.noninferiority in ("held", "unresolved", "failed")
+    assert primary.noninferiority == ("held" if primary.low > -0.2 else
+                                      "failed" if primary.high < -0.2 else "unresolved")
+    section = sequential_section(clustered, primary)
+    assert section["unit"] == "cluster" and section["n_units"] == 150 and section["n"] == 600
+    html = render_report(readout_with(section), datetime(2025, 3, 5, tzinfo=timezone.utc))
+    assert "over 150 clusters in the order they completed" in html
