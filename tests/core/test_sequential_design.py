@@ -211,3 +211,27 @@ def test_sequential_looks_are_counted_but_not_repeated(tmp_path):
         # The same ledger, asked for a fixed-n design: the fourth look is a repeated one.
         fixed = ledger.looks(design, "e" * 64)
         assert fixed.repeated and fixed.look_number == 4 and "look 4" in fixed.warning
+
+
+# -- planning ------------------------------------------------------------------------------
+
+def test_a_sequential_design_plans_on_its_budget_with_the_sequence_limit():
+    from langchef_core.designs.power_plan import plan_power
+    from langchef_core.stats.power import limit_at_rate
+    from langchef_core.stats.sequential import (planned_detection_limit,
+                                                sequential_detection_limit)
+    design = parse(SEQUENTIAL.replace("max_goldens: 40", "max_goldens: 2000"))
+    plan = plan_power(design, 500, assumed=0.1)
+    assert plan.n_goldens == 2000 and plan.detection_limit == planned_detection_limit(0.1, 2000)
+    fixed = limit_at_rate(2000, 0.1)
+    assert fixed < plan.detection_limit < 2 * fixed   # the price of looking, at the same N
+    assert "budget of 2000 goldens (500 in the suite now)" in plan.sentence
+    # Planning at rate d is the readout's limit on flips of ±1 at that rate (variance d / 4).
+    flips = [1] * 100 + [-1] * 100 + [0] * 1800
+    assert planned_detection_limit(0.1, 2000) == pytest.approx(
+        sequential_detection_limit(flips, 2000), rel=1e-12)
+    tight = parse(SEQUENTIAL.replace("max_goldens: 40", "max_goldens: 2000")
+                  + "target_effect: 0.02\n")
+    short = plan_power(tight, 2000, assumed=0.1)
+    assert short.underpowered and short.shortfalls[0].goldens_needed > 2000
+    assert planned_detection_limit(0.1, short.shortfalls[0].goldens_needed) <= 0.02
