@@ -148,3 +148,23 @@ def test_clusters_and_a_margin_are_read_from_the_sequence_too():
     assert section["unit"] == "cluster" and section["n_units"] == 150 and section["n"] == 600
     html = render_report(readout_with(section), datetime(2025, 3, 5, tzinfo=timezone.utc))
     assert "over 150 clusters in the order they completed" in html
+
+
+def test_the_ci_gate_re_derives_a_sequential_verdict_with_its_always_valid_p():
+    from langchef_core.inputs.errors import InputError
+    from langchef_core.readout.gate import readout_gate
+    section = sequential_section(design(), primary_result(design(), scores(), None))
+    readout = readout_with(section)
+    readout["gate"] = {"passed": True, "reasons": []}
+    # Off zero, 30 broke / 5 fixed (exact McNemar p < 0.001), but the always-valid p is 0.2:
+    # the sequential rule reads no direction, and the gate must agree rather than cry foul.
+    readout["primary"].update(low=-0.08, high=-0.01, p_value=0.2, verdict="inconclusive",
+                              broke=30, fixed=5)
+    assert readout_gate(readout).passed
+    readout["primary"]["verdict"] = "regression"
+    readout["gate"] = {"passed": False, "reasons": ["pass_rate regressed"]}
+    with pytest.raises(InputError, match="makes it 'inconclusive'"):
+        readout_gate(readout)
+    # Without the sequential section the same numbers are a fixed-n regression.
+    del readout["sequential"]
+    assert not readout_gate(readout).passed
