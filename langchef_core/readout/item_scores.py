@@ -118,6 +118,10 @@ def score_items(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFr
     # scored in both arms are not failures, they have not been served yet.
     from ..designs.gates import look_goldens
     goldens, prefix = look_goldens(design, goldens, runs)
+    chosen = set(prefix.ids)
+    # Rows past the prefix (in flight in one arm, or past max_goldens) are not read.
+    runs = {arm: frame[frame["example_id"].astype(str).map(chosen.__contains__)]
+            for arm, frame in runs.items()}
     return dataclasses.replace(_scored(design, goldens, runs, judge, files), look=prefix)
 
 

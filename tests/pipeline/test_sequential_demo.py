@@ -76,3 +76,55 @@ def test_a_cherry_picked_subset_of_the_traffic_is_refused(demo_workspace):
     reason = refused.value.reasons[0]
     assert reason.startswith("runs_are_complete:") and "not the first goldens in traffic" in reason
     assert f"{skipped!r} (position 11)" in reason
+
+
+ACCURACY_DESIGN = """\
+experiment: router-v2
+hypothesis: The new intent router labels requests as well as the current one.
+suite: intents
+arms: {baseline: router-v1, variant: router-v2}
+kind: superiority
+primary: accuracy
+stopping: {rule: sequential, max_goldens: 200, order: position}
+"""
+
+
+def test_an_accuracy_design_reads_its_prefix_and_caps_the_budget(tmp_path):
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from langchef_core.designs.approval import approve
+    from langchef_core.inputs.workspace import Workspace
+
+    root = tmp_path / "workspace"
+    (root / "experiments").mkdir(parents=True)
+    (root / "experiments" / "router-v2.yaml").write_text(ACCURACY_DESIGN)
+    rng = np.random.default_rng(7)
+    labels = ["billing", "login", "refund", "other"]
+    ideal = rng.choice(labels, 300)
+    # Positions are a shuffled 1..300, so file order is not traffic order.
+    position = rng.permutation(300) + 1
+    goldens = [{"example_id": f"r{i:03d}", "input": f"request {i}", "ideal": str(ideal[i]),
+                "position": int(position[i])} for i in range(300)]
+    (root / "goldens").mkdir()
+    write_jsonl(root / "goldens" / "intents.jsonl", goldens)
+    by_traffic = sorted(range(300), key=lambda i: position[i])
+    for arm, wrong, scored in (("router-v1", 0.05, 250), ("router-v2", 0.30, 230)):
+        rows = []
+        for i in by_traffic[:scored]:
+            guess = str(ideal[i]) if rng.random() >= wrong else "other" if ideal[i] != "other" \
+                else "billing"
+            rows.append({"example_id": f"r{i:03d}", "predicted": guess,
+                         "created_at": "2026-02-01T10:00:00Z"})
+        (root / "runs" / "router-v2").mkdir(parents=True, exist_ok=True)
+        write_jsonl(root / "runs" / "router-v2" / f"{arm}.jsonl", rows)
+    workspace = Workspace.at(root)
+    approve(workspace, "router-v2", by="Rita Reviewer",
+            at=datetime(2026, 1, 5, 12, 0, tzinfo=timezone.utc))
+    readout = json.loads(readout_experiment(workspace, "router-v2").read_text())
+    section = readout["sequential"]
+    assert readout["primary"]["n"] == 200 and section["n"] == 200
+    assert section["status"] == "ran_to_max" and section["beyond_cap"] == 30
+    assert readout["primary"]["verdict"] == "regression"
+    assert "sequential_cap" in {warning["code"] for warning in readout["warnings"]}
