@@ -73,6 +73,10 @@ assumed_discordant_rate: 0.2
 #                                # human_verdict, human_criterion?, and for a recorded judge
 #                                # its own verdict, criterion, judge on every anchor
 # gate: {strict: true}           # also fail the gate when a proof is missing
+# stopping: {rule: sequential, max_goldens: 20000, order: created_at}
+#                                # read out at any look, from an always-valid confidence
+#                                # sequence over the goldens in traffic order (pass_rate and
+#                                # accuracy; goldens need the order column)
 # retrieval:
 #   k: 10
 #   metrics: [recall, ndcg]

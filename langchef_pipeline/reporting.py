@@ -41,7 +41,8 @@ def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: Tabl
         # Versions on disk the ledger lacks (a crash, a deleted ledger) count as looks too.
         with ledger.exclusive(design.design.experiment):
             reconcile(ledger, space.reports, design.design.experiment)
-        looks = ledger.looks(design.design.sha256, inputs_fingerprint(evidence.tables)[0])
+        looks = ledger.looks(design.design.sha256, inputs_fingerprint(evidence.tables)[0],
+                             sequential=design.design.sequential)
     document = readout_document(evidence, looks)
     gate = document["gate"]
     return dg.MaterializeResult(value=document, metadata={

@@ -27,6 +27,7 @@ import yaml
 from ..inputs.workspace import Workspace
 from ..stats.records import Record
 from . import anchors as anchor_plan
+from . import sequential as sequential_plant
 from .arms import Arm, Orders, arm_rows, draw_orders, utc_text
 from .kitchen import Kitchen, draw_kitchen
 from .plants import (ANCHOR_SET, APPROVED_AT, APPROVED_BY, BASELINE_STARTS, DRIFTED_JUDGE,
@@ -141,9 +142,11 @@ def build_demo_workspace(root: str | Path, *, seed: int = DEMO_SEED) -> DemoMani
             _write_jsonl(written, f"runs/{experiment.name}/{arm.name}.jsonl",
                          simulated[arm.name][1])
         _write_text(written, f"experiments/{experiment.name}.yaml", design_yaml(experiment))
+    sequential = _sequential_tables(written, seed)
     for relative, content in written.items():
         _store(root, relative, content)
-    approvals = approve_demo_designs(root, [experiment.name for experiment in experiments])
+    approvals = approve_demo_designs(root, [experiment.name for experiment in experiments]
+                                     + [sequential.experiment])
     for relative in approvals:
         written[relative] = (root / relative).read_bytes()
 
@@ -151,7 +154,7 @@ def build_demo_workspace(root: str | Path, *, seed: int = DEMO_SEED) -> DemoMani
         format=MANIFEST_FORMAT, seed=int(seed), suite=SUITE, goldens=len(kitchen.goldens),
         approved_by=APPROVED_BY, approved_at=utc_text(APPROVED_AT),
         runs_start_at=utc_text(BASELINE_STARTS), judges=_judges(),
-        experiments=tuple(_planted(experiment) for experiment in experiments),
+        experiments=tuple(_planted(experiment) for experiment in experiments) + (sequential,),
         anchors=_anchors_manifest(planted_anchors),
         files={relative: hashlib.sha256(content).hexdigest()
                for relative, content in sorted(written.items())})
@@ -212,6 +215,22 @@ def _tables(written: dict, kitchen: Kitchen, orders: Orders) -> None:
     _write_jsonl(written, f"pools/{SUITE}.jsonl",
                  [{"query_id": golden.example_id, "doc_id": doc}
                   for golden in kitchen.goldens for doc in orders.pool[golden.example_id]])
+
+
+def _sequential_tables(written: dict, seed: int) -> PlantedExperiment:
+    """The sequential plant's own suite, runs and design (langchef_core.demo.sequential)."""
+    plant = sequential_plant.plan_sequential(seed)
+    name = plant.design["experiment"]
+    _write_jsonl(written, f"goldens/{sequential_plant.SUITE}.jsonl", plant.goldens)
+    _write_jsonl(written, f"runs/{name}/{sequential_plant.BASELINE}.jsonl", plant.baseline_rows)
+    _write_jsonl(written, f"runs/{name}/{sequential_plant.VARIANT}.jsonl", plant.variant_rows)
+    header = (f"# Demo experiment written by langchef_core.demo (planted effect: {plant.plant}).\n"
+              "# A sequential design: read out at any look, in traffic order, up to max_goldens.\n")
+    _write_text(written, f"experiments/{name}.yaml", header + yaml.safe_dump(
+        plant.design, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100))
+    return PlantedExperiment(experiment=name, plant=plant.plant, baseline=sequential_plant.BASELINE,
+                             variant=sequential_plant.VARIANT, primary=plant.design["primary"],
+                             kind=plant.design["kind"], judge="recorded", expected=plant.expected)
 
 
 def _arm_rng(seed: int, arm: Arm) -> np.random.Generator:

@@ -85,6 +85,8 @@ def goldens_columns(design: Design) -> tuple[str, ...]:
         needed.append(design.cluster)
     if design.primary == "accuracy":
         needed.append("ideal")
+    if design.sequential:
+        needed.append(design.stopping.order)
     return tuple(dict.fromkeys(needed))
 
 

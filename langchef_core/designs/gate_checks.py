@@ -20,6 +20,7 @@ INCOMPLETE_RUNS = "incomplete_runs"
 DUPLICATE_EXAMPLES = "duplicate_examples"
 UNKNOWN_EXAMPLES = "unknown_examples"
 JUDGE_NOT_PINNED = "judge_not_pinned"
+NOT_A_PREFIX = "not_a_prefix"
 
 
 @dataclass(frozen=True)

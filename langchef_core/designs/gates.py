@@ -11,7 +11,8 @@ fixed by fixing its cause (approving the current design, finishing the runs, …
 
 Reason codes: ``no_approval``, ``design_edited``, ``traffic_before_approval``,
 ``invalid_timestamp``, ``arms_mismatch``, ``incomplete_runs``, ``duplicate_examples``,
-``unknown_examples``, ``judge_not_pinned``.
+``unknown_examples``, ``judge_not_pinned``, ``not_a_prefix`` (a sequential look at goldens
+that are not the first ones in traffic order).
 
 The result types are in ``gate_checks``, the traffic-time rule in ``traffic``; the other
 half of the gate — deciding from a finished ``readout.json`` whether it passes, what
@@ -26,11 +27,13 @@ import pandas as pd
 
 from ..inputs.ids import isin
 from ..inputs.errors import InputError
+from ..stats.sequential import MIN_SEQUENTIAL
 from .approval import Approval, format_utc
 from .gate_checks import (ARMS_MISMATCH, DESIGN_EDITED, DUPLICATE_EXAMPLES, INCOMPLETE_RUNS,
-                          JUDGE_NOT_PINNED, NO_APPROVAL, UNKNOWN_EXAMPLES, GateCheck, GateResult,
+                          JUDGE_NOT_PINNED, NO_APPROVAL, NOT_A_PREFIX, UNKNOWN_EXAMPLES, GateCheck, GateResult,
                           ordered_arms, passed_check, refused_check, run_label)
 from .model import Design
+from .stopping import Prefix, read_prefix, traffic_order
 from .traffic import approved_before_traffic
 
 # --------------------------------------------------------------------------------------
@@ -114,7 +117,9 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
                       runs: Mapping[str, pd.DataFrame], *,
                       files: Mapping[str, str] | None = None,
                       goldens_file: str | None = None) -> GateCheck:
-    """Refuse unless every golden of the suite is scored in both arms (no interim looks).
+    """Refuse unless every golden of the suite is scored in both arms (no interim looks);
+    for a sequential design, unless the goldens scored in both arms are the first n in
+    traffic order (:func:`sequential_prefix_check`).
 
     A golden counts as scored in an arm when it has exactly one row there with a value in
     the design's score column (``verdict`` for recorded verdicts, ``output`` for goldens
@@ -132,11 +137,13 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
     column = score_column(design)
     missing: dict[str, int] = {}
     first_missing: dict[str, str] = {}
+    scored_sets: dict[str, set] = {}
     for arm in design.arm_names:
         frame = runs.get(arm)
         label = run_label(files, arm)
         if frame is None:
             missing[arm], first_missing[arm] = len(suite), suite_ids[0] if suite_ids else None
+            scored_sets[arm] = set()
             continue
         if "example_id" not in frame.columns:
             raise InputError("missing column", file=label, column="example_id",
@@ -161,10 +168,14 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
             return refused_check(name, UNKNOWN_EXAMPLES, sentence,
                                  details={"arm": arm, "file": label, "row": row,
                                      "count": len(unknown)})
-        scored = set(ids[_has_value(frame[column])] if column in frame.columns else [])
+        scored = scored_ids(frame, column)
+        scored_sets[arm] = scored
         absent = [golden for golden in suite_ids if golden not in scored]
         if absent:
             missing[arm], first_missing[arm] = len(absent), absent[0]
+    if design.sequential:
+        both = set.intersection(*(scored_sets[arm] for arm in design.arm_names))
+        return sequential_prefix_check(design, goldens, both, goldens_label, column)
     if missing:
         counts = "; ".join(f"{count} of {len(suite)} missing from '{arm}' (first: "
                            f"{first_missing[arm]!r})" for arm, count in missing.items())
@@ -176,6 +187,64 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
                                  "n_goldens": len(suite), "score_column": column})
     return passed_check(name, f"all {len(suite)} goldens are scored in both arms",
                         details={"n_goldens": len(suite), "score_column": column})
+
+
+def scored_ids(frame: pd.DataFrame, column: str) -> set[str]:
+    """The example ids of a run with a value in its score column."""
+    if column not in frame.columns or "example_id" not in frame.columns:
+        return set()
+    return set(frame["example_id"].astype(str)[_has_value(frame[column])])
+
+
+def sequential_prefix_check(design: Design, goldens: pd.DataFrame, scored_in_both: set[str],
+                            goldens_label: str, column: str) -> GateCheck:
+    """A sequential design's look reads the first n goldens in traffic order, every one
+    scored in both arms, capped at ``max_goldens``; a gap before later scored goldens means
+    a subset was picked, and is refused (langchef_core.designs.stopping)."""
+    name = "runs_are_complete"
+    stopping = design.stopping
+    order = traffic_order(goldens, stopping.order, file=goldens_label)
+    prefix = read_prefix(order, scored_in_both, stopping.max_goldens)
+    details = {"n": prefix.n, "max_goldens": stopping.max_goldens, "order": stopping.order,
+               "n_goldens": len(order), "beyond_cap": prefix.beyond_cap, "score_column": column}
+    if prefix.skipped is not None:
+        return refused_check(name, NOT_A_PREFIX,
+                             f"the goldens scored in both arms are not the first goldens in "
+                             f"traffic order ({stopping.order!r} in {goldens_label}): "
+                             f"{prefix.skipped!r} (position {prefix.n + 1}) is not scored in both "
+                             f"arms, yet {prefix.later_scored} later golden"
+                             f"{'s are' if prefix.later_scored != 1 else ' is'}; a sequential look "
+                             "reads a prefix of the traffic, never a chosen subset, so score the "
+                             "goldens in order", details={**details, "skipped": prefix.skipped,
+                                                          "later_scored": prefix.later_scored})
+    if prefix.n < MIN_SEQUENTIAL:
+        return refused_check(name, INCOMPLETE_RUNS,
+                             f"only {prefix.n} golden{'s' if prefix.n != 1 else ''} in traffic order "
+                             f"{'are' if prefix.n != 1 else 'is'} scored in both arms; a "
+                             f"sequential look needs at least {MIN_SEQUENTIAL}", details=details)
+    warnings = []
+    if prefix.beyond_cap:
+        warnings.append(f"{prefix.beyond_cap} golden{'s' if prefix.beyond_cap != 1 else ''} "
+                        f"scored past the design's max_goldens ({stopping.max_goldens}) "
+                        f"{'are' if prefix.beyond_cap != 1 else 'is'} left out: the budget was "
+                        "fixed before traffic")
+    return passed_check(name, f"the first {prefix.n} goldens in traffic order are scored in both "
+                        f"arms (a sequential look at {prefix.n} of at most "
+                        f"{stopping.max_goldens})", warnings=warnings, details=details)
+
+
+def look_goldens(design: Design, goldens: pd.DataFrame, runs: Mapping[str, pd.DataFrame], *,
+                 goldens_file: str | None = None) -> tuple[pd.DataFrame, Prefix]:
+    """The goldens a sequential look reads (the first n in traffic order scored in both
+    arms, capped at max_goldens), and the prefix record; the gate has refused any other set."""
+    column = score_column(design)
+    both = set.intersection(*(scored_ids(runs[arm], column) if arm in runs else set()
+                              for arm in design.arm_names))
+    order = traffic_order(goldens, design.stopping.order,
+                          file=goldens_file or f"goldens/{design.suite}")
+    prefix = read_prefix(order, both, design.stopping.max_goldens)
+    chosen = set(prefix.ids)
+    return goldens[goldens["example_id"].astype(str).map(chosen.__contains__)], prefix
 
 
 def _has_value(column: pd.Series) -> pd.Series:

@@ -30,6 +30,7 @@ row) or an advisory transaction lock instead, behind the same method.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -428,12 +429,17 @@ class Ledger:
     # Readouts and looks
     # ----------------------------------------------------------------------------------
 
-    def looks(self, design_sha256: str, inputs_sha256: str) -> Looks:
-        """The look a readout of these inputs under this design would be."""
+    def looks(self, design_sha256: str, inputs_sha256: str, *, sequential: bool = False) -> Looks:
+        """The look a readout of these inputs under this design would be.
+
+        ``sequential``: the design was pre-registered with an always-valid stopping rule,
+        whose error rates hold under any number of looks; looks are still counted, but a
+        later one is not a repeated look to warn about."""
         design_sha256 = _check_sha(design_sha256, "design_sha256")
         inputs_sha256 = _check_sha(inputs_sha256, "inputs_sha256")
         with self._translated():
-            return self._looks(design_sha256, inputs_sha256)
+            looks = self._looks(design_sha256, inputs_sha256)
+        return dataclasses.replace(looks, repeated=False, warning=None) if sequential else looks
 
     def _looks(self, design_sha256: str, inputs_sha256: str) -> Looks:
         rows = self._connection.execute(

@@ -175,6 +175,25 @@ class GateOptions(Record):
     strict: bool = False
 
 
+STOPPING_RULES = ("fixed", "sequential")
+# A confidence sequence needs a few goldens before its first bound means anything, and a
+# budget below this cannot stop "early" in any useful sense.
+MIN_MAX_GOLDENS = 20
+
+
+@dataclass(frozen=True)
+class Stopping(Record):
+    """``stopping: {rule: sequential, max_goldens: N, order: created_at}``: goldens are read
+    in the traffic order the goldens column ``order`` gives, a readout may be taken at any
+    look before ``max_goldens``, and the verdict comes from an always-valid confidence
+    sequence (langchef_core.stats.sequential). ``rule: fixed`` is the default and is kept
+    as no ``stopping`` at all, so fixed-n designs hash as they always did."""
+
+    rule: str
+    max_goldens: int
+    order: str = "created_at"
+
+
 # The warnings a strict gate turns into failures: each is a proof the readout lacks.
 STRICT_PROOFS = {
     "traffic_unverified": "traffic time unverifiable",
@@ -214,6 +233,7 @@ class Design(Record):
     assumed_sd: float | None = None
     seeds: int | None = None
     gate: GateOptions | None = None
+    stopping: Stopping | None = None   # None: fixed n, one readout after every golden
 
     def to_dict(self) -> dict:
         plain = {
@@ -235,6 +255,7 @@ class Design(Record):
             "assumed_discordant_rate": self.assumed_discordant_rate,
             "assumed_sd": self.assumed_sd, "seeds": self.seeds,
             "gate": self.gate.to_dict() if self.gate is not None else None,
+            "stopping": self.stopping.to_dict() if self.stopping is not None else None,
         }
         return _drop_none(plain)
 
@@ -270,6 +291,10 @@ class Design(Record):
     @property
     def strict_gate(self) -> bool:
         return self.gate is not None and self.gate.strict
+
+    @property
+    def sequential(self) -> bool:
+        return self.stopping is not None and self.stopping.rule == "sequential"
 
     @property
     def primary_is_binary(self) -> bool:

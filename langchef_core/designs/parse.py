@@ -9,10 +9,11 @@ import numbers
 from pathlib import Path
 
 from ..inputs.workspace import NAME_PATTERN, Workspace
-from .model import (GUARDRAIL_METRICS, GUARDRAIL_STATISTICS, JUDGE_KINDS, KINDS, MAX_RESAMPLES, MIN_RESAMPLES,
-                    POOL_KINDS, PRIMARY_METRICS, RETRIEVAL_METRICS, WEIGHT_TOLERANCE,
-                    ZERO_POSITIVE, Anchors, Arms, Bootstrap, Design, DesignError, GateOptions,
-                    Guardrail, Judge, Pool, Retrieval, Slices)
+from .model import (BINARY_METRICS, GUARDRAIL_METRICS, GUARDRAIL_STATISTICS, JUDGE_KINDS, KINDS,
+                    MAX_RESAMPLES, MIN_MAX_GOLDENS, MIN_RESAMPLES, POOL_KINDS, PRIMARY_METRICS,
+                    RETRIEVAL_METRICS, STOPPING_RULES, WEIGHT_TOLERANCE, ZERO_POSITIVE, Anchors,
+                    Arms, Bootstrap, Design, DesignError, GateOptions, Guardrail, Judge, Pool,
+                    Retrieval, Slices, Stopping)
 from .yaml_source import dotted_path, normalise_text, parse_yaml
 
 # --------------------------------------------------------------------------------------
@@ -155,7 +156,7 @@ _TOP_REQUIRED = ("experiment", "hypothesis", "suite", "arms", "kind", "primary")
 _JUDGED_REQUIRED = ("judge", "criteria")
 _TOP_OPTIONAL = ("judge", "criteria", "alpha", "power", "bootstrap", "margin", "retrieval", "slices", "cluster",
                  "guardrails", "anchors", "target_effect", "assumed_discordant_rate",
-                 "assumed_sd", "seeds", "gate")
+                 "assumed_sd", "seeds", "gate", "stopping")
 
 
 MAX_DESIGN_BYTES = 256 * 1024
@@ -254,7 +255,46 @@ def _validate(data, fields: _Fields, experiment: str | None) -> Design:
         seeds=_optional(top, "seeds", None, lambda v, p: fields.whole(
             v, p, minimum=2, hint="compare at least two independently trained seeds per arm")),
         gate=_gate(top.get("gate"), fields),
+        stopping=_stopping(top, fields, primary),
     )
+
+
+def _stopping(top: dict, fields: _Fields, primary: str) -> Stopping | None:
+    """``stopping: {rule: sequential, max_goldens: N, order: COLUMN}``; ``rule: fixed`` (the
+    default) is no stopping block at all, so it hashes like a design without one."""
+    value = top.get("stopping")
+    if value is None:
+        return None
+    path = ("stopping",)
+    fields.mapping(value, path, required=("rule",), optional=("max_goldens", "order"))
+    rule = fields.choice(value["rule"], path + ("rule",), STOPPING_RULES)
+    if rule == "fixed":
+        extra = [key for key in ("max_goldens", "order") if value.get(key) is not None]
+        if extra:
+            raise fields.error(path + (extra[0],), "applies to rule: sequential only",
+                               hint="remove it, or write 'rule: sequential'")
+        return None
+    if value.get("max_goldens") is None:
+        raise DesignError("missing required field", file=fields.file, field="stopping.max_goldens",
+                          line=fields.line(path), hint="write the most goldens the experiment "
+                          "may score, e.g. 'max_goldens: 2000'; it caps the run")
+    max_goldens = fields.whole(value["max_goldens"], path + ("max_goldens",),
+                               minimum=MIN_MAX_GOLDENS,
+                               hint="write the most goldens the experiment may score, e.g. 2000")
+    order = "created_at" if value.get("order") is None else \
+        fields.text(value["order"], path + ("order",))
+    # Always-valid bounds exist here for outcomes in [0, 1] read one golden at a time: a
+    # pass/fail (or correct/wrong) per golden. Retrieval metrics are read per query and
+    # seeds per checkpoint; neither has a sequential readout yet.
+    if primary not in BINARY_METRICS:
+        raise fields.error(path + ("rule",), f"a sequential readout is built for pass_rate and "
+                           f"accuracy designs; this design's primary is {primary}",
+                           hint="use 'rule: fixed' (or leave 'stopping' out) for this metric")
+    if top.get("seeds") is not None:
+        raise fields.error(path + ("rule",), "a sequential readout pairs one run per arm; this "
+                           "design compares training seeds",
+                           hint="leave 'stopping' out, or remove 'seeds'")
+    return Stopping(rule, max_goldens, order)
 
 
 def _gate(value, fields: _Fields) -> GateOptions | None:

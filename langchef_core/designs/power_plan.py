@@ -96,6 +96,8 @@ def plan_power(design: Design, n_goldens: int | None, *, assumed: float | None =
                       "or read out an experiment on the same suite first")
         return PowerPlan(**common, detection_limit=None, underpowered=None, shortfalls=(),
                          sentence=f"detection limit unknown: {reason}")
+    if binary and design.sequential:
+        return _sequential_plan(design, common, n_goldens, assumed, source)
     if binary:
         limit = limit_at_rate(n_goldens, assumed, alpha=design.alpha, power=design.power)
     else:
@@ -113,6 +115,53 @@ def plan_power(design: Design, n_goldens: int | None, *, assumed: float | None =
         sentence += "; UNDERPOWERED: " + "; ".join(item.note for item in shortfalls)
     return PowerPlan(**common, detection_limit=limit, underpowered=bool(shortfalls),
                      shortfalls=shortfalls, sentence=sentence)
+
+
+def _sequential_plan(design: Design, common: dict, n_goldens: int, assumed: float,
+                     source: str | None) -> PowerPlan:
+    """A sequential design plans on its budget (max_goldens), with the limit of the
+    confidence sequence its verdict is read from; the fixed-n limit is given beside it."""
+    from ..stats.sequential import planned_detection_limit
+    budget = design.stopping.max_goldens
+    limit = planned_detection_limit(assumed, budget, alpha=design.alpha, power=design.power)
+    fixed = limit_at_rate(budget, assumed, alpha=design.alpha, power=design.power)
+    shortfalls = tuple(_sequential_shortfall(design, name, value, assumed)
+                       for name, value in (("target_effect", design.target_effect),
+                                           ("margin", design.margin))
+                       if value is not None and value < limit)
+    sentence = (f"a sequential design with a budget of {budget} goldens ({n_goldens} in the "
+                f"suite now) and an assumed discordant rate of {assumed:g} ({source}): the "
+                f"smallest pass-rate difference its confidence sequence can detect by N is "
+                f"{limit:.4g}, against {fixed:.4g} for one fixed-n readout at N (alpha "
+                f"{design.alpha:g}, power {design.power:g}); larger effects stop it earlier")
+    if shortfalls:
+        sentence += "; UNDERPOWERED: " + "; ".join(item.note for item in shortfalls)
+    return PowerPlan(**{**common, "n_goldens": budget}, detection_limit=limit,
+                     underpowered=bool(shortfalls), shortfalls=shortfalls, sentence=sentence)
+
+
+SEQUENTIAL_SEARCH_LIMIT = 1_000_000
+
+
+def _sequential_shortfall(design: Design, name: str, value: float, assumed: float) -> Shortfall:
+    """The budget whose sequence would reach ``value`` (the limit falls as the budget grows)."""
+    from ..stats.sequential import planned_detection_limit
+
+    def reaches(budget: int) -> bool:
+        return planned_detection_limit(assumed, budget, alpha=design.alpha,
+                                       power=design.power) <= value
+
+    low, high = design.stopping.max_goldens, design.stopping.max_goldens * 2
+    while not reaches(high):
+        if high >= SEQUENTIAL_SEARCH_LIMIT:
+            return Shortfall(name, value, None, f"{name} {value:g} is below the limit and even "
+                             f"{SEQUENTIAL_SEARCH_LIMIT:,} goldens would not reach it")
+        low, high = high, min(2 * high, SEQUENTIAL_SEARCH_LIMIT)
+    while high - low > max(1, low // 100):   # to about one per cent
+        middle = (low + high) // 2
+        low, high = (low, middle) if reaches(middle) else (middle, high)
+    return Shortfall(name, value, high, f"{name} {value:g} is below the limit; reaching it "
+                                        f"needs a budget of about {high} goldens")
 
 
 def _shortfall(design: Design, name: str, value: float, assumed: float, binary: bool) -> Shortfall:

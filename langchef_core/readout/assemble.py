@@ -49,6 +49,7 @@ class ReadoutParts:
     warnings: list = field(default_factory=list)   # Warning_ records
     broke: list = field(default_factory=list)
     fixed: list = field(default_factory=list)
+    sequential: dict | None = None   # sequential designs only (readout.sequential)
 
 
 def gate_reasons(primary: dict, guardrails: list) -> list[str]:
@@ -93,7 +94,7 @@ def assemble_readout(parts: ReadoutParts) -> dict:
         reasons += [f"strict gate: {proof['proof']}: {proof['sentence']}" for proof in missing]
         gate.update(strict=True, missing_proofs=missing)
     gate["passed"] = not reasons
-    return {
+    document = {
         "format": FORMAT,
         "tool_version": __version__,
         "experiment": design.experiment,
@@ -132,3 +133,7 @@ def assemble_readout(parts: ReadoutParts) -> dict:
         "broke": parts.broke,
         "fixed": parts.fixed,
     }
+    if parts.sequential is not None:
+        # Only in sequential readouts, so a fixed-n readout keeps its exact bytes.
+        document["sequential"] = parts.sequential
+    return document

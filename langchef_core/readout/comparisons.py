@@ -54,8 +54,12 @@ def seeded_primary(design: Design, scores: ItemScores) -> ContinuousComparison:
 def primary_comparison(design: Design, scores: ItemScores) -> BinaryComparison | ContinuousComparison:
     """The pre-registered primary comparison (pass rate or accuracy) of the two arms."""
     frame = scores.frame
-    return compare_binary(frame[f"{BASELINE}_pass"].to_numpy(bool), frame[f"{VARIANT}_pass"].to_numpy(bool),
-                          margin=design.margin, clusters=_clusters(design, frame), **_statistics(design))
+    fixed = compare_binary(frame[f"{BASELINE}_pass"].to_numpy(bool), frame[f"{VARIANT}_pass"].to_numpy(bool),
+                           margin=design.margin, clusters=_clusters(design, frame), **_statistics(design))
+    if design.sequential:
+        from .sequential import sequential_primary
+        return sequential_primary(design, scores, fixed)
+    return fixed
 
 
 # ----------------------------------------------------------------------------------------
@@ -77,10 +81,14 @@ def criterion_attribution(design: Design, scores: ItemScores):
     if design.primary != "pass_rate" or scores.seeds:
         return None  # attribution pairs one run per arm; a seeded arm has several
     frame = scores.frame
-    return attribute(frame[f"{BASELINE}_pass"].to_numpy(bool), list(frame[f"{BASELINE}_criterion"]),
-                     frame[f"{VARIANT}_pass"].to_numpy(bool), list(frame[f"{VARIANT}_criterion"]),
-                     criteria=list(design.criteria), clusters=_clusters(design, frame),
-                     **_statistics(design))
+    result = attribute(frame[f"{BASELINE}_pass"].to_numpy(bool), list(frame[f"{BASELINE}_criterion"]),
+                       frame[f"{VARIANT}_pass"].to_numpy(bool), list(frame[f"{VARIANT}_criterion"]),
+                       criteria=list(design.criteria), clusters=_clusters(design, frame),
+                       **_statistics(design))
+    if design.sequential:
+        from .sequential import sequential_attribution
+        return sequential_attribution(design, scores, result)
+    return result
 
 
 def retrieval_comparison(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame | None,

@@ -78,6 +78,13 @@ def readout_document(evidence: Evidence, looks) -> dict:
         warnings.append(Warning_("traffic_unverified", sentence))
     if looks.warning:
         warnings.append(Warning_("repeated_look", looks.warning))
+    sequential = None
+    if design.sequential:
+        from .sequential import sequential_section, sequential_warnings
+        look = evidence.scores.look
+        sequential = sequential_section(design, evidence.primary,
+                                        beyond_cap=look.beyond_cap if look is not None else 0)
+        warnings += [Warning_(code, sentence) for code, sentence in sequential_warnings(design, sequential)]
     if evidence.retrieval is not None:
         for sentence in evidence.retrieval.warnings:
             code = ("label_source_mix" if sentence.startswith("labels come from")
@@ -106,5 +113,8 @@ def readout_document(evidence: Evidence, looks) -> dict:
         # Not the count of earlier readouts of these same inputs: re-reading unchanged
         # evidence must give the same bytes (and so no new version).
         looks={"look_number": looks.look_number, "repeated": looks.repeated,
-               "earlier_inputs": looks.earlier_inputs}, warnings=warnings,
+               "earlier_inputs": looks.earlier_inputs,
+               # Added only for sequential designs: fixed-n readouts keep their bytes.
+               **({"sequential": True} if design.sequential else {})}, warnings=warnings,
+        sequential=sequential,
         broke=flips.get("broke", []), fixed=flips.get("fixed", [])))

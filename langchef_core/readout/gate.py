@@ -83,7 +83,7 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False, strict: bool = 
     noninferiority = primary.get("noninferiority")
     if noninferiority is not None and noninferiority not in NONINFERIORITY:
         bad("primary.noninferiority", "must be one of " + ", ".join(NONINFERIORITY) + " or null")
-    _check_labels(primary, bad)
+    _check_labels(primary, bad, sequential=isinstance(readout.get("sequential"), dict))
 
     metric = primary.get("metric", "the primary metric")
     derived = []
@@ -137,7 +137,7 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False, strict: bool = 
         missing_proofs=tuple(proof["code"] for proof in missing))
 
 
-def _check_labels(primary: dict, bad) -> None:
+def _check_labels(primary: dict, bad, *, sequential: bool = False) -> None:
     """The verdict and non-inferiority labels must follow from the interval and margin."""
     low, high = primary.get("low"), primary.get("high")
     for key, value in (("low", low), ("high", high)):
@@ -147,7 +147,7 @@ def _check_labels(primary: dict, bad) -> None:
     if low > high:
         bad("primary.low", f"is above primary.high ({low:g} > {high:g})")
     expected = "regression" if high < 0 else "improvement" if low > 0 else "inconclusive"
-    if expected != "inconclusive" and _lacks_minimum_evidence(primary, low, high):
+    if expected != "inconclusive" and _lacks_minimum_evidence(primary, low, high, sequential):
         expected = "inconclusive"
     altered = "the readout was altered or built wrongly; take it again"
     if primary["verdict"] != expected:
@@ -168,16 +168,22 @@ def _check_labels(primary: dict, bad) -> None:
             hint=altered)
 
 
-def _lacks_minimum_evidence(primary: dict, low: float, high: float) -> bool:
+def _lacks_minimum_evidence(primary: dict, low: float, high: float,
+                            sequential: bool = False) -> bool:
     """The comparison's minimum-evidence rule (langchef_core.stats.paired), re-derived from the
     readout's own counts: an interval off zero is no verdict without it. Pass/fail needs the
-    exact McNemar test of its broke/fixed counts below alpha; a clustered comparison needs at
-    least MIN_CLUSTERS clusters; a real-valued one MIN_PAIRS pairs and a non-zero width."""
+    exact McNemar test of its broke/fixed counts below alpha — in a sequential readout, the
+    always-valid p-value it reports (langchef_core.stats.sequential; it depends on the order of
+    the flips, which the readout does not carry); a clustered comparison needs at least
+    MIN_CLUSTERS clusters; a real-valued one MIN_PAIRS pairs and a non-zero width."""
     clusters = primary.get("n_clusters")
     if _is_number(clusters) and clusters < MIN_CLUSTERS:
         return True
     alpha = primary.get("alpha") if _is_number(primary.get("alpha")) else 0.05
     broke, fixed = primary.get("broke"), primary.get("fixed")
+    if sequential and _is_count(broke) and _is_count(fixed):
+        p_value = primary.get("p_value")
+        return broke + fixed == 0 or not (_is_number(p_value) and p_value < alpha)
     if _is_count(broke) and _is_count(fixed):
         return broke + fixed == 0 or _exact_mcnemar(int(broke), int(fixed)) >= alpha
     n = primary.get("n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,8 @@ class ItemScores:
     judge: dict = field(default_factory=dict)
     # Seeded designs: {role: ({seed: pass per golden}, {seed: output per golden})}
     seeds: dict | None = None
+    # Sequential designs: the prefix of the traffic this look reads (designs.stopping.Prefix)
+    look: object | None = None
 
 
 def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame], judge,
@@ -109,6 +112,21 @@ def score_items(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFr
     """Per-golden scores of both arms: judge verdicts (pass_rate), correctness (accuracy),
     or, for a retrieval primary, the goldens only (retrieval is scored per query later)."""
     files = files or {}
+    if not design.sequential:
+        return _scored(design, goldens, runs, judge, files)
+    # A sequential look scores the first n goldens in traffic order only; the goldens not yet
+    # scored in both arms are not failures, they have not been served yet.
+    from ..designs.gates import look_goldens
+    goldens, prefix = look_goldens(design, goldens, runs)
+    chosen = set(prefix.ids)
+    # Rows past the prefix (in flight in one arm, or past max_goldens) are not read.
+    runs = {arm: frame[frame["example_id"].astype(str).map(chosen.__contains__)]
+            for arm, frame in runs.items()}
+    return dataclasses.replace(_scored(design, goldens, runs, judge, files), look=prefix)
+
+
+def _scored(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame], judge,
+            files: dict[str, str]) -> ItemScores:
     if has_seeds(runs) and design.primary != "pass_rate":
         raise InputError(f"training seeds (<arm>@seed<k> run files) are read for pass_rate designs; "
                          f"this design's primary is {design.primary}",

@@ -24,6 +24,7 @@ from markupsafe import Markup, escape
 
 from .filters import FILTERS
 from .view_model import build_report_view
+from .view_sequential import sequential_view
 
 REPORT_TEMPLATE = "report.html"
 STYLESHEET = "report.css"
@@ -120,4 +121,5 @@ def render_page(template: str, **context) -> str:
 
 def render_report(readout: Mapping, created_at: datetime) -> str:
     """The HTML page of one readout; the same readout and time give the same bytes."""
-    return render_page(REPORT_TEMPLATE, view=build_report_view(readout, created_at))
+    return render_page(REPORT_TEMPLATE, view=build_report_view(readout, created_at),
+                       sequential=sequential_view(readout))

@@ -199,6 +199,22 @@ def sequential_detection_limit(differences, budget: int, *, alpha: float = 0.05,
     # On the [0, 1] scale the spread is at most 1/4; bound it from below so a quiet start
     # does not promise a resolution the remaining goldens cannot give.
     variance = max(float(np.var((d + 1) / 2)), 1.0 / (4 * (d.size + 1)))
+    return _limit_at_variance(variance, budget, alpha=alpha, power=power)
+
+
+def planned_detection_limit(discordant_rate: float, budget: int, *, alpha: float = 0.05,
+                            power: float = 0.80) -> float:
+    """The sequential detection limit a pass/fail design plans with: flips of ±1 at the
+    assumed discordant rate d have variance d, i.e. d/4 on the sequence's [0, 1] scale."""
+    if not 0 <= discordant_rate <= 1:
+        raise ValueError(f"the discordant rate must lie in [0, 1], got {discordant_rate}")
+    if budget < MIN_SEQUENTIAL:
+        raise ValueError(f"the budget must be at least {MIN_SEQUENTIAL}, got {budget}")
+    variance = max(discordant_rate / 4, 1.0 / (4 * (budget + 1)))
+    return _limit_at_variance(variance, int(budget), alpha=check_alpha(alpha), power=power)
+
+
+def _limit_at_variance(variance: float, budget: int, *, alpha: float, power: float) -> float:
     t = np.arange(1, budget + 1, dtype=float)
     stakes = np.minimum(np.sqrt(2 * math.log(2 / alpha) / (variance * t * np.log1p(t))), BETTING_CAP)
     radius = (math.log(2 / alpha) + np.sum(4 * variance * _psi(stakes))) / np.sum(stakes)

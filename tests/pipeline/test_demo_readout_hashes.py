@@ -18,6 +18,7 @@ pytestmark = pytest.mark.slow
 DEMO_READOUT_SHA256 = {
     "cheaper-model": "50355b06c4a1c5b1a0c4d191a657da6e4d0257c36ce899c3189e181a9122dbba",
     "eager-hedging": "86bd277e27b94f744b3575ad7d2d75c9a796b4a7fb369074c8c50ca2918176e4",
+    "faq-distilled": "04b778430cb29c9cba24157e232ccb676984f167de7788e604e14e6cf6bbadbb",
     "friendly-tone": "cb86036986a54c75a1d8d3269717ed3865b3f7bd1308f473b731e79b0efddcb8",
     "prompt-trim": "3e1fca50bc6115f35784ec4f8419e09236a983bf7e81bb3ea444082dc83615cf",
     "retriever-swap": "d7204f6c40a12f2dea3c340f5b17bd346ebea70152e1488c16dceaf30757f24f",
