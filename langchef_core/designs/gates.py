@@ -249,6 +249,8 @@ def look_goldens(design: Design, goldens: pd.DataFrame, runs: Mapping[str, pd.Da
 
 def _has_value(column: pd.Series) -> pd.Series:
     """True where a cell holds a value; lists (ranked doc ids) count even when empty."""
+    if column.dtype != object:
+        return column.notna()  # a typed column cannot hold lists: present means not missing
     return column.map(_is_present).astype(bool)
 
 

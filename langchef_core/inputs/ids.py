@@ -114,3 +114,16 @@ def isin(left, values) -> np.ndarray:
                                                                             from_pandas=True).cast(pa.string()))
             return np.array(found, dtype=np.bool_)
     return np.asarray(frame_like.isin(values), dtype=bool)
+
+
+def positions_in(values: pd.Series, index: pd.Index) -> np.ndarray:
+    """``index.get_indexer(values)`` (-1 where absent) for a text index without repeats;
+    Arrow-backed text is looked up by pyarrow in one call."""
+    if (isinstance(values.dtype, pd.StringDtype) and values.dtype.storage == "pyarrow"
+            and pd.api.types.infer_dtype(index, skipna=False) == "string"):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        found = pc.index_in(pa.array(values.array).cast(pa.string()),
+                            value_set=pa.array(index.to_numpy(dtype=object), type=pa.string()))
+        return found.fill_null(-1).to_numpy().astype(np.intp)
+    return index.get_indexer(values)

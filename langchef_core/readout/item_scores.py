@@ -59,7 +59,12 @@ def _verdicts(run: pd.DataFrame, goldens: pd.DataFrame, judge, source: str,
     items = run.merge(base, on="example_id", how="inner")
     items.index = run.index[isin(run["example_id"], base["example_id"])]
     verdicts = judge.judge(items, source=source).set_index("example_id")
-    verdicts["criterion"] = [design.criterion_named(cited) or cited if cited is not None else None
+    def spelled(cited):
+        return design.criterion_named(cited) or cited if cited is not None else None
+    # Looked up once per distinct criterion: a suite cites a handful, over many rows.
+    spelling = {cited: spelled(cited) for cited in set(verdicts["criterion"])
+                if isinstance(cited, str)}
+    verdicts["criterion"] = [spelling[cited] if isinstance(cited, str) else spelled(cited)
                              for cited in verdicts["criterion"]]
     return verdicts
 

@@ -423,3 +423,26 @@ def test_labels_that_contradict_their_numbers_are_refused(relabel, field):
     with pytest.raises(InputError, match="altered") as caught:
         readout_gate(document, file="readout.json")
     assert caught.value.column == field
+
+
+@pytest.mark.parametrize("times", [
+    ["2024-05-01T12:00:01Z", "2024-05-01T12:30:00+02:00", None, "2024-05-01T13:00:00Z"],
+    ["2024-05-01T12:00:00.000001Z", "2024-05-01T11:59:59.999999Z", None, "2024-05-01T11:00:00Z"],
+    ["2024-05-01T12:00:00Z", "2024-05-01T12:00:00Z", "2024-05-01T12:00:00Z", "2024-05-01T12:00:00Z"],
+    [None, None, None, None],
+    ["2024-05-01T12:00:01Z", "2200-01-01T00:00:00Z", "2024-05-01T11:00:00Z", None],
+])
+def test_a_validated_time_column_is_judged_as_the_row_rule_judges_its_values(times):
+    """The typed (tz-aware) column is read in bulk; its verdict, sentence and details must be
+    those of the same times read one by one as text."""
+    def runs(column):
+        rows = [{"example_id": i, "verdict": "pass"} for i in IDS]
+        made = {arm: frame(rows) for arm in ("base", "rerank")}
+        made["rerank"]["created_at"] = column
+        return made
+    as_text = pd.Series(times, index=pd.RangeIndex(1, 5, name="row"), dtype=object)
+    typed = pd.to_datetime(as_text, utc=True, format="ISO8601").dt.as_unit("ns")
+    now = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    text_check = approved_before_traffic(approval_of(design()), runs(as_text), files=FILES, now=now)
+    typed_check = approved_before_traffic(approval_of(design()), runs(typed), files=FILES, now=now)
+    assert typed_check == text_check

@@ -30,6 +30,7 @@ import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -214,6 +215,9 @@ def number_column(series: pd.Series) -> pd.Series:
 
 
 def small_integer_column(series: pd.Series) -> pd.Series:
+    if (pd.api.types.is_integer_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series)
+            and len(series) and INT8_RANGE[0] <= series.min() and series.max() <= INT8_RANGE[1]):
+        return series.astype("int8")  # typed whole numbers (JSON, Parquet) that fit: as read
     def typed(values, index):
         if any(value is None for value in values):
             # Missing values cannot live in int8: keep them visible to the not-null check.
@@ -229,12 +233,49 @@ def timestamp_column(series: pd.Series) -> pd.Series:
         # A typed but naive Parquet column: every present value lacks a timezone.
         return series.map(lambda value: pd.NaT if is_missing(value)
                           else Rejected(value.isoformat(), NAIVE_TIMESTAMP)).astype(object)
+    clean = _clean_iso_times(series)
+    if clean is not None:
+        return clean
     return _assemble(series, as_utc_timestamp,
                      lambda values, index: pd.Series(
                          pd.to_datetime(values, utc=True).as_unit("ns"), index=index))
 
 
+# ISO-8601 with seconds, at most microseconds and an explicit zone: text that
+# ``datetime.fromisoformat`` and pandas read to the same instant.
+_PLAIN_ISO_WITH_ZONE = (r"\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,6})?"
+                        r"(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)")
+
+
+def _clean_iso_times(series: pd.Series) -> pd.Series | None:
+    """The column read in bulk when every value is plain ISO text with a zone inside the
+    supported years; None otherwise, and each value is then read (and explained) alone."""
+    if len(series) == 0 or not _all_text(series):
+        return None
+    text = series.astype(TEXT_DTYPE)
+    if not text.str.fullmatch(_PLAIN_ISO_WITH_ZONE).all():
+        return None
+    try:
+        moments = pd.to_datetime(text, utc=True, format="ISO8601").dt.as_unit("ns")
+    except (ValueError, OverflowError):  # e.g. 30 February: the value-by-value path says so
+        return None
+    if moments.min() < EARLIEST_TIMESTAMP or moments.max() > LATEST_TIMESTAMP:
+        return None
+    return pd.Series(moments.array, index=series.index, name=series.name)
+
+
+def _all_text(series: pd.Series) -> bool:
+    if series.dtype == TEXT_DTYPE:
+        return not series.isna().any()
+    return series.dtype == object and set(map(type, series.tolist())) == {str}
+
+
 def id_list_column(series: pd.Series) -> pd.Series:
+    values = series.tolist()
+    if set(map(type, values)) == {list} and set(map(type, chain.from_iterable(values))) <= {str}:
+        # Every cell a list of text (JSON lines): the per-value rule would copy each as is.
+        return pd.Series(list(map(list, values)), index=series.index, dtype=object,
+                         name=series.name)
     return _assemble(series, as_id_list,
                      lambda values, index: pd.Series(values, index=index, dtype=object))
 

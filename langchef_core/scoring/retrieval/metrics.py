@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import isin
+from ...inputs.ids import isin, positions_in
 from .inputs import Judgements, RankedRun
 from .kernel import QueryCounts, check_k, count_hits, ideal_dcg, ranked_lists
 
@@ -159,15 +159,16 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
         queries = np.union1d(run.queries.astype(str), np.asarray(judged_queries, dtype=str))
     index = pd.Index(np.asarray(queries, dtype=object))
     entries = run.entries
-    query_code = index.get_indexer(entries["query_id"])
+    query_code = positions_in(entries["query_id"], index)
     if (query_code < 0).any():
         raise ValueError("the run answers queries outside the queries to score")
     positives = positives[isin(positives["query_id"], index)]
     doc_code, _ = pd.factorize(pd.concat([entries["doc_id"], positives["doc_id"]], ignore_index=True))
+    run_docs, positive_docs = doc_code[: len(entries)], doc_code[len(entries):]
     ranks = entries["rank"].to_numpy(np.int64)
     order = np.lexsort((ranks, query_code))
     offsets = np.r_[0, np.cumsum(np.bincount(query_code, minlength=index.size))]
-    metrics = retrieval_metrics_arrays(offsets, doc_code[: len(entries)][order],
-                                       index.get_indexer(positives["query_id"]),
-                                       doc_code[len(entries):], k=k, ranks=ranks[order])
+    metrics = retrieval_metrics_arrays(offsets, run_docs[order],
+                                       positions_in(positives["query_id"], index),
+                                       positive_docs, k=k, ranks=ranks[order])
     return index.to_numpy(), metrics

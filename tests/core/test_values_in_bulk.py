@@ -1,0 +1,112 @@
+"""Columns read in bulk must come out exactly as the value-by-value rules read them.
+
+The bulk paths in ``inputs/schemas/values.py`` exist for speed only (10^5-row runs); the
+value-by-value rules are the specification. Each case reads a column both ways.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from langchef_core.inputs.schemas import values
+
+TIMES = [
+    "2024-05-01T12:00:00Z", "2024-05-01T12:00:00+00:00", "2024-05-01T23:59:59-07:30",
+    "2024-05-01T12:00:00.5Z", "2024-05-01T12:00:00.123456+05:45", "2024-02-29T00:00:00Z",
+    "1677-09-22T00:00:00Z", "2262-04-10T00:00:00Z", "2000-01-01T00:00:00+23:59",
+]
+# Each of these is read value by value (and most are refused there, with their reason).
+AWKWARD_TIMES = [
+    "2023-02-29T00:00:00Z", "2024-05-01T12:00:00", "2024-05-01 12:00:00Z", "2024-05-01T24:00:00Z",
+    "2024-05-01T12:00:60Z", "2024-05-01T12:00:00.1234567Z", "2024-05-01T12:00Z", "2024-05-01",
+    " 2024-05-01T12:00:00Z", "1600-01-01T00:00:00Z", "2262-04-12T00:00:00Z", "0000-01-01T00:00:00Z",
+    "2024-13-01T00:00:00Z", "2024-05-01T12:00:00+24:00", "2024-05-01T12:00:00z", "",
+]
+
+
+def one_by_one(series: pd.Series, convert, typed) -> pd.Series:
+    return values._assemble(series, convert, typed)
+
+
+def same(bulk: pd.Series, slow: pd.Series) -> None:
+    assert bulk.dtype == slow.dtype
+    assert bulk.name == slow.name and bulk.index.equals(slow.index)
+    assert [repr(v) for v in bulk.tolist()] == [repr(v) for v in slow.tolist()]
+
+
+def slow_times(series):
+    return one_by_one(series, values.as_utc_timestamp,
+                      lambda vs, index: pd.Series(pd.to_datetime(vs, utc=True).as_unit("ns"),
+                                                  index=index))
+
+
+@pytest.mark.parametrize("dtype", [object, "str"])
+@pytest.mark.parametrize("extra", [None, *AWKWARD_TIMES])
+def test_timestamps_in_bulk_match_the_value_rule(dtype, extra):
+    texts = TIMES + ([extra] if extra is not None else [])
+    series = pd.Series(texts, index=pd.RangeIndex(1, len(texts) + 1, name="row"), dtype=dtype,
+                       name="created_at")
+    same(values.timestamp_column(series), slow_times(series))
+    if extra is None:
+        assert values._clean_iso_times(series) is not None  # the bulk path was taken
+
+
+def test_each_awkward_time_alone_is_read_by_the_value_rule():
+    for text in AWKWARD_TIMES + TIMES:
+        series = pd.Series([text], name="created_at", dtype=object)
+        same(values.timestamp_column(series), slow_times(series))
+
+
+def test_random_plain_times_in_bulk_match_the_value_rule():
+    rng = np.random.default_rng(7)
+    seconds = rng.integers(-5_000_000_000, 9_000_000_000, 2000)
+    micros = rng.integers(0, 1_000_000, 2000)
+    offsets = rng.integers(-23 * 60, 23 * 60, 2000)
+    texts = []
+    for s, us, off in zip(seconds, micros, offsets):
+        stamp = pd.Timestamp(int(s), unit="s") + pd.Timedelta(microseconds=int(us))
+        sign, off = ("+" if off >= 0 else "-"), abs(int(off))
+        digits = rng.integers(0, 7)
+        fraction = f".{int(us):06d}"[: digits + 1] if digits else ""
+        texts.append(stamp.strftime("%Y-%m-%dT%H:%M:%S") + fraction
+                     + ("Z" if off == 0 else f"{sign}{off // 60:02d}:{off % 60:02d}"))
+    series = pd.Series(texts, name="created_at")
+    assert values._clean_iso_times(series) is not None
+    same(values.timestamp_column(series), slow_times(series))
+
+
+@pytest.mark.parametrize("column", [
+    [0, 1, 1, 0], [1], [-128, 127, 0], [0, 128], [0, -129], [0, 1, 5],
+])
+def test_typed_whole_numbers_in_bulk_match_the_value_rule(column):
+    series = pd.Series(np.array(column, dtype=np.int64), name="relevant")
+    def typed(vs, index):
+        if any(v is None for v in vs):
+            return pd.Series(vs, index=index, dtype=object)
+        return pd.Series(vs, index=index, dtype="int8")
+    same(values.small_integer_column(series), one_by_one(series, values.as_small_integer, typed))
+
+
+@pytest.mark.parametrize("cells", [
+    [["d1", "d2"], [], ["d3"]],
+    [["d1", 2], ["d3"]],
+    [["d1"], None],
+    [["d1"], '["d2"]'],
+    [("d1",), ["d2"]],
+    [["d1", None]],
+])
+def test_id_lists_in_bulk_match_the_value_rule(cells):
+    series = pd.Series(cells + [None] * 0, name="retrieved", dtype=object)
+    slow = one_by_one(series, values.as_id_list,
+                      lambda vs, index: pd.Series(vs, index=index, dtype=object))
+    same(values.id_list_column(series), slow)
+    bulk = values.id_list_column(series)
+    assert all(a is not b for a, b in zip(bulk.tolist(), series.tolist()) if isinstance(a, list))
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+def test_positions_in_matches_get_indexer(dtype):
+    from langchef_core.inputs.ids import positions_in
+    index = pd.Index(np.array(["q1", "q10", "q2", "ä"], dtype=object))
+    values_ = pd.Series(["q2", "q1", "zz", "ä", "q10", "q2"], dtype=dtype)
+    assert positions_in(values_, index).tolist() == index.get_indexer(values_).tolist()
