@@ -251,6 +251,8 @@ def _has_value(column: pd.Series) -> pd.Series:
     """True where a cell holds a value; lists (ranked doc ids) count even when empty."""
     if column.dtype != object:
         return column.notna()  # a typed column cannot hold lists: present means not missing
+    if set(map(type, column.tolist())) <= {list, tuple, dict}:
+        return pd.Series(True, index=column.index, name=column.name)  # every cell a list
     return column.map(_is_present).astype(bool)
 
 

@@ -128,11 +128,12 @@ def pool_check(design: Design, runs: dict[str, pd.DataFrame], files: dict[str, s
 def coverage_check(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame):
     """Enough of the suite's queries carry a positive label (design: retrieval.min_coverage);
     returns the check and the coverage records per arm and label source."""
-    from ..scoring.retrieval import check_zero_positive_coverage, summarize_retrieval
-    # Coverage needs each arm's scoring only, not the paired comparison and its bootstrap.
+    from ..scoring.retrieval import check_zero_positive_coverage, retrieval_coverage
+    # Coverage needs which queries each arm answers and which are labelled, not the scores:
+    # the ranking is scored once, by the comparison.
     coverage = [record for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant))
-                for record in summarize_retrieval(runs[arm], qrels, settings=retrieval_settings(design),
-                                                  arm=role).coverage]
+                for record in retrieval_coverage(runs[arm], qrels, settings=retrieval_settings(design),
+                                                 arm=role)]
     check = check_zero_positive_coverage(coverage, min_coverage=design.retrieval.min_coverage)
     return check, pd.DataFrame([record.to_dict() for record in coverage])
 

@@ -234,3 +234,20 @@ def test_zero_positive_coverage_check():
 def test_settings_refuse_bad_design_values(block, message):
     with pytest.raises(ValueError, match=message):
         lc.RetrievalSettings.from_design({"retrieval": block})
+
+
+@pytest.mark.parametrize("run", [BASELINE, VARIANT])
+@pytest.mark.parametrize("policy", ["exclude", "zero", "separate"])
+@pytest.mark.parametrize("labels", ["human", "mixed", "negatives only"])
+def test_coverage_without_scoring_is_the_coverage_of_the_scored_summary(run, policy, labels):
+    """The coverage gate reads coverage without scoring a ranking; it must equal what the
+    full summary reports, source by source."""
+    qrels = {"human": QRELS,
+             "mixed": pd.concat([QRELS, pd.DataFrame({"query_id": ["q4", "q9"], "doc_id": ["w", "z"],
+                                                      "relevant": [1, 1], "source": ["click"] * 2})],
+                                ignore_index=True),
+             "negatives only": QRELS.assign(relevant=0)}[labels]
+    scored = lc.summarize_retrieval(run, qrels, settings=settings(zero_positive=policy), arm="base")
+    from langchef_core.scoring.retrieval import retrieval_coverage
+    assert retrieval_coverage(run, qrels, settings=settings(zero_positive=policy),
+                                 arm="base") == scored.coverage

@@ -16,7 +16,7 @@ from .pools import POOL_KINDS, PoolCheck, check_pools, pool_counts
 from .results import (Coverage, CoverageCheck, MetricComparison, MetricSummary,
                       RetrievalComparison, RetrievalSettings, RetrievalSummary, ZeroPositiveGroup)
 from .summary import (POLICIES, apply_zero_positive_policy, check_zero_positive_coverage,
-                      compare_retrieval, summarize_retrieval)
+                      compare_retrieval, retrieval_coverage, summarize_retrieval)
 
 __all__ = [
     "METRICS", "POLICIES", "POOL_KINDS", "ChanceLevels", "Coverage", "CoverageCheck", "Judgements",
@@ -25,6 +25,6 @@ __all__ = [
     "ZeroPositiveGroup", "apply_zero_positive_policy", "arm_candidates", "arm_run_to_long",
     "candidate_pool", "chance_levels", "check_pools", "check_zero_positive_coverage",
     "compare_retrieval", "count_hits", "hit_chance_one_positive", "long_run", "metric_name",
-    "pool_counts", "qrels_table", "ranked_lists", "retrieval_metrics", "retrieval_metrics_arrays",
-    "summarize_retrieval",
+    "pool_counts", "qrels_table", "ranked_lists", "retrieval_coverage", "retrieval_metrics",
+    "retrieval_metrics_arrays", "summarize_retrieval",
 ]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import isin
+from ...inputs.ids import isin, positions_in
 from ...stats._validation import check_alpha, check_power, check_resamples
 from ...stats.paired import compare_continuous
 from .chance import ChanceLevels, chance_levels
@@ -162,12 +162,48 @@ class _Scored:
         return pd.concat(parts, ignore_index=True)
 
 
+def _queries(runs: dict, judged) -> np.ndarray:
+    """The queries scored: the judged ones and every arm's, sorted."""
+    return np.union1d(np.asarray(judged, dtype=str),
+                      np.concatenate([np.asarray(r.queries, dtype=str) for r in runs.values()]))
+
+
+def _sources(judgements: Judgements) -> tuple[str, ...]:
+    labelled = judgements.sources
+    return labelled + ((POOLED,) if len(labelled) > 1 else ())
+
+
+def _judged_by(judgements: Judgements, source: str):
+    if source == POOLED:
+        return judgements.queries
+    return judgements.table.loc[judgements.table["source"] == source, "query_id"].unique()
+
+
+def retrieval_coverage(run, qrels, *, settings: RetrievalSettings | None = None,
+                       arm: str = "arm") -> tuple[Coverage, ...]:
+    """One arm's zero-positive coverage per label source, as ``summarize_retrieval`` reports
+    it, without scoring a ranking: coverage depends only on which queries the run answers
+    and which carry a positive label (the coverage gate needs nothing else)."""
+    settings = settings or RetrievalSettings()
+    runs, judgements = {arm: _run(run, arm)}, _judgements(qrels)
+    queries = _queries(runs, judgements.queries)
+    index = pd.Index(np.asarray(queries, dtype=object))
+    in_run = isin(index, runs[arm].queries)
+    records = []
+    for source in _sources(judgements):
+        positives = judgements.positives(None if source == POOLED else source)
+        codes = positions_in(positives["query_id"], index)
+        n_positive = np.bincount(codes[codes >= 0], minlength=queries.size)
+        records.append(_coverage(arm, source, settings.zero_positive, queries, n_positive, in_run,
+                                 isin(index, _judged_by(judgements, source))))
+    return tuple(records)
+
+
 def _score_arms(runs: dict, judgements: Judgements, settings: RetrievalSettings, pool) -> _Scored:
     judged = judgements.queries
-    queries = np.union1d(np.asarray(judged, dtype=str),
-                         np.concatenate([np.asarray(r.queries, dtype=str) for r in runs.values()]))
+    queries = _queries(runs, judged)
     labelled = judgements.sources
-    sources = labelled + ((POOLED,) if len(labelled) > 1 else ())
+    sources = _sources(judgements)
     warnings = []
     if len(labelled) > 1:
         warnings.append(f"labels come from {len(labelled)} sources ({', '.join(labelled)}): metrics "
@@ -183,9 +219,7 @@ def _score_arms(runs: dict, judgements: Judgements, settings: RetrievalSettings,
     in_run = {arm: isin(pd.Index(queries), run.queries) for arm, run in runs.items()}
     for source in sources:
         positives = judgements.positives(None if source == POOLED else source)
-        judged_here = (judged if source == POOLED else
-                       judgements.table.loc[judgements.table["source"] == source, "query_id"].unique())
-        is_judged = isin(pd.Index(queries), judged_here)
+        is_judged = isin(pd.Index(queries), _judged_by(judgements, source))
         for arm, run in runs.items():
             _, metrics[arm][source] = score_run(run, positives, judged, k=settings.k, queries=queries)
         positives_per_query = metrics[next(iter(runs))][source].n_positive
