@@ -49,6 +49,7 @@ class ReadoutParts:
     warnings: list = field(default_factory=list)   # Warning_ records
     broke: list = field(default_factory=list)
     fixed: list = field(default_factory=list)
+    repeatability: dict | None = None  # imported runs only: the key is absent otherwise
 
 
 def gate_reasons(primary: dict, guardrails: list) -> list[str]:
@@ -93,7 +94,7 @@ def assemble_readout(parts: ReadoutParts) -> dict:
         reasons += [f"strict gate: {proof['proof']}: {proof['sentence']}" for proof in missing]
         gate.update(strict=True, missing_proofs=missing)
     gate["passed"] = not reasons
-    return {
+    document = {
         "format": FORMAT,
         "tool_version": __version__,
         "experiment": design.experiment,
@@ -132,3 +133,6 @@ def assemble_readout(parts: ReadoutParts) -> dict:
         "broke": parts.broke,
         "fixed": parts.fixed,
     }
+    if parts.repeatability is not None:
+        document["repeatability"] = parts.repeatability
+    return document

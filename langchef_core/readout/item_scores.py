@@ -41,6 +41,7 @@ def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.Data
         paired[f"{role}_pass"] = paired["example_id"].map(verdicts["verdict"]).eq("pass")
         paired[f"{role}_criterion"] = paired["example_id"].map(verdicts["criterion"])
         paired[f"{role}_rationale"] = paired["example_id"].map(verdicts["rationale"])
+        _attach_epochs(paired, verdicts, role)
         if "output" in run.columns:
             paired[f"{role}_output"] = paired["example_id"].map(run.set_index("example_id")["output"])
         _attach_costs(paired, run, role)
@@ -138,6 +139,15 @@ def _paired_base(design: Design, goldens: pd.DataFrame) -> pd.DataFrame:
     base = goldens.sort_values("example_id", kind="stable").reset_index(drop=True)
     keep = [c for c in ("example_id", "input", "ideal", *goldens_columns(design)) if c in base.columns]
     return base[list(dict.fromkeys(keep))].copy()
+
+
+def _attach_epochs(paired: pd.DataFrame, verdicts: pd.DataFrame, role: str) -> None:
+    """Imported runs: each golden's pass rate over its epochs and whether its verdict
+    changed between them (scoring repeatability), and its continuous score."""
+    from ..scoring.judges.imported import EPOCH_COLUMNS
+    for column in EPOCH_COLUMNS:
+        if column in verdicts.columns:
+            paired[f"{role}_{column}"] = paired["example_id"].map(verdicts[column])
 
 
 def _attach_costs(paired: pd.DataFrame, run: pd.DataFrame, role: str) -> None:
