@@ -211,11 +211,13 @@ def _validate(data, fields: _Fields, experiment: str | None) -> Design:
     primary = metric_name(top["primary"], ("primary",), fields, PRIMARY_METRICS)
     margin = _margin(top, fields, kind)
     retrieval = retrieval_view(top.get("retrieval"), fields, primary)
-    judged = primary == "pass_rate"
+    judged = primary in ("pass_rate", "score")
     if judged:
         fields.mapping(top, (), required=_JUDGED_REQUIRED, closed=False)
     judge = None if top.get("judge") is None else judge_view(top["judge"], fields)
     criteria = () if top.get("criteria") is None else _criteria(top["criteria"], fields, judged)
+    if primary == "score":
+        _score_judge(judge, fields)
     if judge is not None and judge.kind == "imported":
         _imported_criteria(judge, criteria, fields)
         if top.get("anchors") is not None:
@@ -388,6 +390,15 @@ def _imported_settings(value: dict, path: tuple, fields: _Fields) -> None:
         fields.text_list(scorer, path + ("scorer",))
     else:
         fields.text(scorer, path + ("scorer",))
+
+
+def _score_judge(judge: Judge, fields: _Fields) -> None:
+    """``primary: score`` compares one imported scorer's value per golden."""
+    scorer = judge.settings.get("scorer") if judge.kind == "imported" else None
+    if scorer is None or (isinstance(scorer, list) and len(scorer) != 1):
+        raise fields.error(("judge",), "a score primary compares one scorer's numeric value per "
+                           "golden", hint="pin an imported judge with one scorer, e.g. 'judge: "
+                                          "{kind: imported, tool: inspect, scorer: f1}'")
 
 
 def _imported_criteria(judge: Judge, criteria: tuple, fields: _Fields) -> None:

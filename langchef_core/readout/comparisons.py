@@ -115,10 +115,22 @@ def epoch_mean_comparison(design: Design, scores: ItemScores) -> ContinuousCompa
                               **_statistics(design))
 
 
+def score_comparison(design: Design, scores: ItemScores) -> ContinuousComparison:
+    """``primary: score``: each golden's value from the pinned scorer (its mean over epochs)."""
+    from ..stats.paired import compare_continuous
+    frame = scores.frame
+    return compare_continuous(frame[f"{BASELINE}_score"].astype(float).to_numpy(),
+                              frame[f"{VARIANT}_score"].astype(float).to_numpy(),
+                              margin=design.margin, clusters=_clusters(design, frame),
+                              **_statistics(design))
+
+
 def primary_result(design: Design, scores: ItemScores, retrieval) -> BinaryComparison | ContinuousComparison:
     """The comparison of the design's primary metric: pass rate, accuracy or a retrieval metric."""
     if scores.seeds:
         return seeded_primary(design, scores)
+    if design.primary == "score":
+        return score_comparison(design, scores)
     if design.primary == "pass_rate" and repeated_epochs(scores):
         return epoch_mean_comparison(design, scores)
     if design.primary in ("pass_rate", "accuracy"):

@@ -116,9 +116,26 @@ def score_items(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFr
                          hint="give each arm one run file, or use a pass_rate design")
     if design.primary == "pass_rate":
         return judged_scores(design, goldens, runs, judge, files)
+    if design.primary == "score":
+        return _with_scores(judged_scores(design, goldens, runs, judge, files), files, design)
     if design.primary == "accuracy":
         return classified_scores(design, goldens, runs, files)
     return ItemScores(frame=_paired_base(design, goldens), judge_id=None)
+
+
+def _with_scores(scores: ItemScores, files: dict[str, str], design: Design) -> ItemScores:
+    """A score primary needs every golden's value in both arms."""
+    for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
+        column = f"{role}_score"
+        missing = scores.frame.loc[scores.frame.get(column, pd.Series(index=scores.frame.index,
+                                                                      dtype=object)).isna(),
+                                   "example_id"]
+        if len(missing):
+            raise InputError(f"golden {missing.iloc[0]!r} has no numeric score from the pinned "
+                             f"scorer ({len(missing)} goldens lack one)", file=files.get(arm, arm),
+                             hint="a score primary needs a scorer with a numeric value in every "
+                                  "epoch; pin such a scorer or use primary: pass_rate")
+    return scores
 
 
 def classified_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame],

@@ -134,3 +134,22 @@ def test_without_the_extra_the_sentence_names_it(tmp_path):
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                timeout=120)
     assert "pip install 'langchef[inspect]'" in completed.stdout
+
+
+def test_a_numeric_scorer_is_a_continuous_primary(inspect_cli, task_dir, workspace):
+    approved_design(workspace, judge="{kind: imported, tool: inspect, scorer: answer_length}",
+                    criteria="[answer_length]", suite="planted_qa", primary="score")
+    for arm in ("a", "b"):
+        ok(langchef("import", "inspect", *inspect_eval(inspect_cli, task_dir, arm),
+                    "--experiment", "imported", "--arm", arm, "--workspace", workspace,
+                    cwd=workspace))
+    readout = read_out(workspace)
+
+    def length(example_id, correct):
+        return len(dict(zip(IDS, QUESTIONS))[example_id][1]) if example_id in correct \
+            else len("I do not know")
+    expected = sum(length(i, B_CORRECT) - length(i, A_CORRECT) for i in IDS) / len(IDS)
+    assert readout["primary"]["metric"] == "score"
+    assert readout["primary"]["difference"] == pytest.approx(expected)
+    assert "broke" not in readout["primary"]
+    assert (workspace / "reports/imported/latest/index.html").is_file()
