@@ -275,8 +275,11 @@ def _import_command(commands, common) -> None:
                          help="the tool that wrote the log")
     command.add_argument("logs", nargs="+", metavar="LOG",
                          help="the log file(s) of one arm (lm-eval: files or the output folder)")
-    command.add_argument("--experiment", required=True, help="the experiment (design name)")
-    command.add_argument("--arm", required=True, help="the arm these logs are")
+    command.add_argument("--experiment", help="the experiment (design name)")
+    command.add_argument("--arm", help="the arm these logs are")
+    command.add_argument("--goldens-only", action="store_true",
+                         help="write only the suite's goldens (from a dry run with the tool's "
+                              "offline model), to approve a design before any traffic")
     command.add_argument("--suite", help="the goldens suite (default: the design's suite, else "
                                          "the dataset or task the log names)")
     command.add_argument("--threshold", type=float, default=None,
@@ -291,7 +294,7 @@ def _import_command(commands, common) -> None:
 
 
 def run_import(arguments) -> int:
-    from langchef_core.importers import READERS, write_import
+    from langchef_core.importers import READERS, write_goldens, write_import
 
     workspace = _workspace(arguments)
     options = {}
@@ -308,7 +311,15 @@ def run_import(arguments) -> int:
         if arguments.tool != "promptfoo":
             raise CommandError("--provider is for promptfoo results.")
         options["provider"] = arguments.provider
+    if not arguments.goldens_only and not (arguments.experiment and arguments.arm):
+        raise CommandError("name the experiment and arm the logs are (--experiment NAME --arm "
+                           "ARM), or pass --goldens-only --suite NAME to write the goldens.")
     log = READERS[arguments.tool](arguments.logs, **options)
+    if arguments.goldens_only:
+        wrote = write_goldens(workspace, log, suite=arguments.suite)
+        _emit(arguments, {"goldens_file": wrote, "goldens": len(log.example_ids)},
+              f"{wrote} holds the {len(log.example_ids)} goldens of this log")
+        return 0
     result = write_import(workspace, log, experiment=arguments.experiment, arm=arguments.arm,
                           suite=arguments.suite, replace=arguments.replace)
     _emit(arguments, result.to_dict(), result.sentence)

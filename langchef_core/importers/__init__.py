@@ -11,11 +11,11 @@ from .common import DEFAULT_THRESHOLD, ImportedLog, ToolSample
 from .inspect_logs import read_inspect_log
 from .lm_eval_logs import read_lm_eval_log
 from .promptfoo_logs import read_promptfoo_log
-from .write import ImportResult, check_against_goldens, write_import
+from .write import ImportResult, check_against_goldens, write_goldens, write_import
 
 READERS = {"inspect": read_inspect_log, "lm-eval": read_lm_eval_log,
            "promptfoo": read_promptfoo_log}
 
 __all__ = ["DEFAULT_THRESHOLD", "READERS", "ImportResult", "ImportedLog", "ToolSample",
            "check_against_goldens", "read_inspect_log", "read_lm_eval_log",
-           "read_promptfoo_log", "write_import"]
+           "read_promptfoo_log", "write_goldens", "write_import"]

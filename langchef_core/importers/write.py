@@ -89,6 +89,22 @@ def write_import(workspace: Workspace, log: ImportedLog, *, experiment: str, arm
                         scorers=log.scorers)
 
 
+def write_goldens(workspace: Workspace, log: ImportedLog, *, suite: str | None = None) -> str:
+    """Only the suite's goldens, from a log (e.g. a dry run with the tool's offline model):
+    what a design needs before it can be approved, before any traffic. An existing goldens
+    file is kept when the log pairs with it and refused when it does not."""
+    suite = suite or log.suite
+    if not suite:
+        _no_suite(log)
+    path = workspace.goldens_path(check_name(suite, "suite"))
+    if path.exists():
+        check_against_goldens(log, read_table(path, label=workspace.relative(path)),
+                              workspace.relative(path))
+    else:
+        _write_jsonl(path, log.goldens)
+    return workspace.relative(path)
+
+
 def check_against_goldens(log: ImportedLog, goldens: pd.DataFrame, label: str) -> None:
     """Same ids, and for each id the same input and ideal (by hash)."""
     if "example_id" not in goldens.columns or "input" not in goldens.columns:

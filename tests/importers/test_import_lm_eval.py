@@ -7,10 +7,9 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
-
-from langchef_core.importers.common import text_of
 
 from .conftest import (A_CORRECT, B_CORRECT, BROKE, FIXED, IDS, QUESTIONS, TOOLS, approved_design,
                        flipped, langchef, ok, read_out, write_jsonl)
@@ -53,14 +52,18 @@ def task_dir(tmp_path):
     return folder
 
 
-def lm_eval(python: str, task_dir, arm: str):
+def lm_eval(python: str, task_dir, arm: str, model: str = "planted"):
     output = task_dir / "logs" / arm
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                    "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(task_dir / "hf_home")}
     environment.pop("PYTHONPATH", None)  # the harness's own venv, not langchef's
+    # The harness's own CLI: plain for its dummy model, through run_lm_eval.py for the planted one.
+    command = [str(Path(python).parent / "lm-eval"), "run", "--model", "dummy", "--model_args",
+               "pretrained=dummy"] if model == "dummy" else \
+        [python, "run_lm_eval.py", "run", "--model", model, "--model_args",
+         f"pretrained=planted-{arm},arm={arm}"]
     completed = subprocess.run(
-        [python, "run_lm_eval.py", "run", "--model", "planted",
-         "--model_args", f"pretrained=planted-{arm},arm={arm}", "--tasks", "planted_qa",
+        [*command, "--tasks", "planted_qa",
          "--include_path", "tasks", "--log_samples", "--output_path", str(output)],
         cwd=task_dir, env=environment, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
@@ -69,12 +72,13 @@ def lm_eval(python: str, task_dir, arm: str):
 
 def test_planted_broke_and_fixed_goldens_are_recovered(lm_eval_python, task_dir, tmp_path):
     workspace = tmp_path / "evals"
-    data = [line for line in (task_dir / "tasks" / "data.jsonl").read_text().splitlines()]
-    # Goldens before any traffic: each document as canonical JSON is the input lm-eval
-    # logs pair on (the prompt may differ between arms, the document may not).
-    write_jsonl(workspace / "goldens" / "planted_qa.jsonl",
-                [{"example_id": doc["id"], "input": text_of(doc), "ideal": doc["answer"]}
-                 for doc in map(json.loads, data)])
+    workspace.mkdir()
+    # Goldens before any traffic, from a dry run with the harness's own offline dummy model.
+    ok(langchef("import", "lm-eval", lm_eval(lm_eval_python, task_dir, "dry", model="dummy"),
+                "--goldens-only", "--workspace", workspace, cwd=workspace))
+    goldens = (workspace / "goldens" / "planted_qa.jsonl").read_text().splitlines()
+    first = json.loads(goldens[0])
+    assert len(goldens) == 12 and json.loads(first["input"])["question"] == QUESTIONS[0][0]
     approved_design(workspace, judge="{kind: imported, tool: lm-eval, scorer: exact_match}",
                     criteria="[exact_match]", suite="planted_qa")
     for arm in ("a", "b"):
