@@ -12,6 +12,10 @@ one sentence naming the extra. Each sample of each epoch becomes a :class:`ToolS
   ``total_time``; cost from the sample's model usage (``total_cost``);
 - the judge id hashes every scorer's name and options (``eval.scorers``) and the threshold;
   the dataset is the log's ``eval.dataset.name`` (local datasets record no revision).
+
+``read_eval_log`` rather than ``inspect_ai.analysis.samples_df``: the frame's ``input`` is the
+rendered conversation ("user:\nWhat is 2+2?"), not the sample's input, and it carries no
+output or timestamps by default; the log's own records give all of them directly.
 """
 
 from __future__ import annotations

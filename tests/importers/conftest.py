@@ -25,9 +25,10 @@ TOOLS = Path(__file__).parent / "tools"
 
 # Twelve goldens with known answers. Arm a is right on g01–g08, arm b on g01–g05 and
 # g09–g11: from a to b, g06–g08 broke, g09–g11 were fixed, g12 is wrong in both.
-QUESTIONS = [("What is 2+2?", "4"), ("Capital of France?", "Paris"), ("Colour of a clear sky?", "blue"),
-             ("Legs on a spider?", "8"), ("H2O is commonly called?", "water"),
-             ("10 divided by 2?", "5"), ("Opposite of hot?", "cold"), ("Largest planet?", "Jupiter"),
+QUESTIONS = [("What is 2+2?", "4"), ("Capital of France?", "Paris"),
+             ("Colour of a clear sky?", "blue"), ("Legs on a spider?", "8"),
+             ("H2O is commonly called?", "water"), ("10 divided by 2?", "5"),
+             ("Opposite of hot?", "cold"), ("Largest planet?", "Jupiter"),
              ("Frozen water is called?", "ice"), ("Days in a week?", "7"),
              ("Metal that is liquid at room temperature?", "mercury"), ("Square root of 81?", "9")]
 IDS = [f"g{number:02d}" for number in range(1, 13)]
@@ -49,7 +50,8 @@ def tool(variable: str, default: str | None) -> str:
 @pytest.fixture
 def inspect_cli() -> str:
     beside = Path(sys.executable).parent / "inspect"
-    return tool("LANGCHEF_TEST_INSPECT", str(beside) if beside.exists() else shutil.which("inspect"))
+    return tool("LANGCHEF_TEST_INSPECT",
+                str(beside) if beside.exists() else shutil.which("inspect"))
 
 
 @pytest.fixture

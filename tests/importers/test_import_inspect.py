@@ -3,6 +3,7 @@ provider, a solver that plants which samples each arm answers right) become pair
 and the readout recovers the planted broke/fixed goldens exactly."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -19,9 +20,10 @@ JUDGE = "{kind: imported, tool: inspect, scorer: [match, includes]}"
 
 def dataset_rows(changed: str | None = None):
     for example_id, (question, answer) in zip(IDS, QUESTIONS):
-        yield {"id": example_id, "input": question + (" (reworded)" if example_id == changed else ""),
-               "target": answer,
-               "metadata": {"a_correct": example_id in A_CORRECT, "b_correct": example_id in B_CORRECT}}
+        reworded = " (reworded)" if example_id == changed else ""
+        yield {"id": example_id, "input": question + reworded, "target": answer,
+               "metadata": {"a_correct": example_id in A_CORRECT,
+                            "b_correct": example_id in B_CORRECT}}
 
 
 @pytest.fixture
@@ -48,7 +50,7 @@ def inspect_eval(inspect_cli, task_dir, arm: str, *options) -> list:
                                 "-T", f"arm={arm}", *options, "--log-dir", str(logs),
                                 "--display", "none"],
                                cwd=task_dir, capture_output=True, text=True, timeout=300,
-                               env={**__import__("os").environ, "INSPECT_LOG_LEVEL": "warning"})
+                               env={**os.environ, "INSPECT_LOG_LEVEL": "warning"})
     assert completed.returncode == 0, completed.stderr
     found = sorted(logs.glob("*.eval"))
     assert len(found) == 1
@@ -74,7 +76,8 @@ def test_planted_broke_and_fixed_goldens_are_recovered(inspect_cli, task_dir, wo
     # Traffic time from the samples' own start times, after the approval.
     assert readout["traffic"]["verified"] is True
     # Cost from the planted model usage: 0.0001 per answer character.
-    run = [json.loads(line) for line in (workspace / "runs/imported/a.jsonl").read_text().splitlines()]
+    lines = (workspace / "runs/imported/a.jsonl").read_text().splitlines()
+    run = [json.loads(line) for line in lines]
     assert {row["example_id"]: round(row["cost_usd"], 6) for row in run}["g02"] == 0.0005
     assert all(row["latency_ms"] > 0 for row in run)
     assert "repeatability" in readout and readout["repeatability"]["baseline"]["changed"] == 0

@@ -27,7 +27,8 @@ def planted_tests() -> str:
         correct = ",".join(arm for arm, chosen in (("a", A_CORRECT), ("b", B_CORRECT))
                            if example_id in chosen)
         lines += [f"- description: {example_id}",
-                  f"  vars: {json.dumps({'id': example_id, 'question': question, 'ideal': answer, 'correct': correct})}",
+                  "  vars: " + json.dumps({"id": example_id, "question": question,
+                                           "ideal": answer, "correct": correct}),
                   "  assert:",
                   '    - {type: equals, value: "{{ideal}}"}',
                   '    - {type: contains, value: "{{ideal}}"}']
@@ -80,9 +81,9 @@ def test_planted_broke_and_fixed_goldens_are_recovered(promptfoo_cli, eval_dir, 
     goldens(workspace)
     approved_design(workspace, judge=JUDGE, criteria="[equals, contains]", suite="planted")
     for arm in ("a", "b"):
-        ok(langchef("import", "promptfoo", promptfoo_eval(promptfoo_cli, eval_dir, arm, config(arm)),
-                    "--experiment", "imported", "--arm", arm, "--workspace", workspace,
-                    cwd=workspace))
+        log = promptfoo_eval(promptfoo_cli, eval_dir, arm, config(arm))
+        ok(langchef("import", "promptfoo", log, "--experiment", "imported", "--arm", arm,
+                    "--workspace", workspace, cwd=workspace))
     readout = read_out(workspace)
 
     assert flipped(readout) == (BROKE, FIXED)

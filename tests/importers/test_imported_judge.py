@@ -64,7 +64,8 @@ def row(example_id, passes: dict, *, judge="inspect:abc", text="q", ideal="a"):
 def judged(rows, scorers=("match", "includes"), criteria=("includes", "match")):
     judge = build_judge({"kind": "imported", "tool": "inspect", "scorer": list(scorers)},
                         criteria=list(criteria))
-    return judge, judge.judge(pd.DataFrame(rows, index=range(1, len(rows) + 1)), source="runs/x/a.jsonl")
+    items = pd.DataFrame(rows, index=range(1, len(rows) + 1))
+    return judge, judge.judge(items, source="runs/x/a.jsonl")
 
 
 def test_a_failure_cites_the_first_failing_scorer_in_the_designs_order():
