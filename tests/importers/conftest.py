@@ -82,13 +82,13 @@ def write_jsonl(path: Path, rows) -> Path:
 
 
 def approved_design(root: Path, *, judge: str, criteria: str, suite: str,
-                    name: str = "imported", primary: str = "pass_rate") -> None:
+                    name: str = "imported", primary: str = "pass_rate", extra: str = "") -> None:
     """Pre-register and approve before any traffic, as a team would."""
     (root / "experiments").mkdir(parents=True, exist_ok=True)
     (root / "experiments" / f"{name}.yaml").write_text(
         f"experiment: {name}\nhypothesis: Arm b answers as well as arm a.\nsuite: {suite}\n"
         f"arms: {{baseline: a, variant: b}}\nkind: superiority\nprimary: {primary}\n"
-        f"judge: {judge}\ncriteria: {criteria}\nassumed_discordant_rate: 0.3\n",
+        f"judge: {judge}\ncriteria: {criteria}\nassumed_discordant_rate: 0.3\n{extra}",
         encoding="utf-8")
     ok(langchef("approve", name, "--by", "Test Person", "--workspace", root, cwd=root))
 

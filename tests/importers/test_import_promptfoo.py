@@ -79,7 +79,8 @@ JUDGE = "{kind: imported, tool: promptfoo, scorer: [equals, contains]}"
 def test_planted_broke_and_fixed_goldens_are_recovered(promptfoo_cli, eval_dir, tmp_path):
     workspace = tmp_path / "evals"
     goldens(workspace)
-    approved_design(workspace, judge=JUDGE, criteria="[equals, contains]", suite="planted")
+    approved_design(workspace, judge=JUDGE, criteria="[equals, contains]", suite="planted",
+                    extra="guardrails: [{metric: cost_usd, statistic: mean, max_increase: 0.5}]\n")
     for arm in ("a", "b"):
         log = promptfoo_eval(promptfoo_cli, eval_dir, arm, config(arm))
         ok(langchef("import", "promptfoo", log, "--experiment", "imported", "--arm", arm,
@@ -93,6 +94,9 @@ def test_planted_broke_and_fixed_goldens_are_recovered(promptfoo_cli, eval_dir, 
     assert readout["traffic"]["verified"] is True
     # promptfoo's latencyMs and cost arrive, so latency and cost guardrails can be read.
     assert set(readout["costs"]) == {"latency_ms", "cost_usd"}
+    guardrail, = readout["guardrails"]
+    assert guardrail["name"] == "mean cost_usd" and guardrail["status"] in ("held", "failed",
+                                                                           "unresolved")
 
 
 def test_repeat_two_shows_scoring_repeatability(promptfoo_cli, eval_dir, tmp_path):

@@ -1,6 +1,8 @@
 // A local promptfoo provider with planted answers: it answers the test's `ideal` var when
 // the test lists this arm as correct (`correct: "a,b"`), a wrong answer otherwise. Ids in
-// config.flaky flip on their second call (run `repeat: 2` with maxConcurrency 1).
+// config.flaky flip on their second call (run `repeat: 2` with maxConcurrency 1). Each call
+// takes a few milliseconds, as a real provider does: promptfoo's latencyMs is whole ms, and
+// all-zero latencies make the relative latency change undefined.
 const calls = {};
 class PlantedProvider {
   constructor(options) {
@@ -9,6 +11,7 @@ class PlantedProvider {
   }
   id() { return this.providerId; }
   async callApi(prompt, context) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const vars = (context && context.vars) || {};
     const key = String(vars.id);
     let correct = String(vars.correct || '').split(',').includes(this.config.arm);
