@@ -114,10 +114,11 @@ def readout_document(evidence: Evidence, looks) -> dict:
 def scoring_repeatability(scores: ItemScores) -> dict | None:
     """Imported runs: per arm, how many goldens were scored in how many epochs and how many
     changed verdict between epochs (a stochastic judge or answer shows here); None for runs
-    that were not imported."""
+    that were not imported or were scored once."""
     frame = scores.frame
-    if f"{BASELINE}_epochs" not in frame.columns:
-        return None
+    if f"{BASELINE}_epochs" not in frame.columns or not any(
+            frame[f"{role}_epochs"].max() > 1 for role in (BASELINE, "variant")):
+        return None  # one epoch: nothing could change
     arms = {}
     for role in (BASELINE, "variant"):
         epochs = frame[f"{role}_epochs"].astype(int)
