@@ -5,15 +5,23 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DEMO_WORKSPACE ?= demo-workspace
 
-.PHONY: test demo dev bench lock clean
+.PHONY: test tools demo dev bench lock clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24,<27"
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,inspect]'
 	touch $(STAMP)
 
+# The eval tools whose real logs tests/importers/ imports (lm-eval, promptfoo); Inspect AI is
+# the `inspect` extra above. Without them those tests skip, except in CI (CI=true).
+TOOLS_DIR ?= .tools
+tools:
+	tools/install-eval-tools.sh $(TOOLS_DIR)
+
 test: $(STAMP)
+	LANGCHEF_TEST_LM_EVAL_PYTHON=$${LANGCHEF_TEST_LM_EVAL_PYTHON:-$(CURDIR)/$(TOOLS_DIR)/lm-eval/bin/python} \
+	LANGCHEF_TEST_PROMPTFOO=$${LANGCHEF_TEST_PROMPTFOO:-$(CURDIR)/$(TOOLS_DIR)/promptfoo/node_modules/.bin/promptfoo} \
 	$(PY) -m pytest
 
 # demo and dev share one DAGSTER_HOME, so the UI shows the demo's readouts as materialised.
@@ -40,4 +48,4 @@ lock: $(STAMP)
 	$(PY) -m pip freeze --exclude-editable | grep -v '^langchef' > constraints.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(TOOLS_DIR) .pytest_cache

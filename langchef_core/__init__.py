@@ -26,6 +26,8 @@ _MODULES = {
     "designs.parse": ("load_design", "parse_design", "validate_design"),
     "designs.power_plan": ("PowerPlan", "assess_power", "plan_power"),
     "designs.traffic": ("approved_before_traffic",),
+    "importers": ("ImportResult", "ImportedLog", "read_inspect_log", "read_lm_eval_log",
+                  "read_promptfoo_log", "write_import"),
     "inputs.schemas": ("SchemaViolation", "read_input", "validate_table"),
     "readout.gate": ("ReadoutGate", "readout_gate"),
     "report": ("render_index", "render_report", "template_sha256", "write_index"),
@@ -33,7 +35,7 @@ _MODULES = {
                                "classification_outcomes", "compare_classification",
                                "normalize_label"),
     "scoring.judges": ("Judge", "JudgeError", "Judgement", "OpenAICompatibleJudge",
-                       "RecordedJudge", "RubricJudge", "build_judge"),
+                       "ImportedJudge", "RecordedJudge", "RubricJudge", "build_judge"),
     "scoring.retrieval": ("ChanceLevels", "Coverage", "CoverageCheck", "Judgements",
                           "MetricComparison", "MetricSummary", "PoolCheck", "QueryMetrics",
                           "RankedRun", "RetrievalComparison", "RetrievalSettings",
@@ -93,6 +95,8 @@ __all__ = [
     "RubricJudge", "build_judge", "DemoManifest", "build_demo_workspace",
     "render_index", "render_report", "template_sha256", "write_index",
     "SchemaViolation", "read_input", "validate_table",
+    "ImportResult", "ImportedJudge", "ImportedLog", "read_inspect_log", "read_lm_eval_log",
+    "read_promptfoo_log", "write_import",
 ]
 
 

@@ -20,7 +20,8 @@ def item_scores(design: DesignState, goldens: TableLoad, arm_runs: dict,
     state = design.design
     runs = {arm: load.frame for arm, load in arm_runs.items()}
     files = {arm: load.label for arm, load in arm_runs.items()}
-    scorer = judge.for_design(state, workspace.get()) if state.primary == "pass_rate" else None
+    scorer = judge.for_design(state, workspace.get()) if state.primary in ("pass_rate", "score") \
+        else None
     scores: ItemScores = score_items(state, goldens.frame, runs, scorer, files)
     frame = scores.frame
     metadata = {"goldens": len(frame), "judge": dg.MetadataValue.text(scores.judge_id or "(none)")}

@@ -18,6 +18,7 @@ MAY_IMPORT = {
     "designs": {"scoring", "stats", "inputs"},
     "readout": {"designs", "scoring", "stats", "inputs"},
     "demo": {"designs", "scoring", "stats", "inputs"},
+    "importers": {"designs", "scoring", "inputs"},
     "report": {"readout", "inputs"},
 }
 # Third-party packages the statistics may use: numbers in, numbers (or a table) out.

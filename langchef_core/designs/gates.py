@@ -106,6 +106,8 @@ def arms_match_design(design: Design, runs: Mapping[str, pd.DataFrame]) -> GateC
 
 def score_column(design: Design) -> str:
     """The run column that holds each golden's score for this design's primary metric."""
+    if design.judge_kind == "imported":
+        return "imported"
     if design.primary == "accuracy":
         return "predicted"
     if design.primary != "pass_rate":

@@ -34,8 +34,10 @@ from ..stats.records import Record
 KINDS = ("superiority", "non_inferiority")
 RETRIEVAL_METRICS = ("recall", "recall_normalized", "precision", "hit", "reciprocal_rank", "ndcg")
 BINARY_METRICS = ("pass_rate", "accuracy")
-PRIMARY_METRICS = BINARY_METRICS + RETRIEVAL_METRICS
-JUDGE_KINDS = ("recorded", "rubric", "openai_compatible")
+# A judge's continuous score per golden (an imported scorer's numeric value)
+SCORE_METRICS = ("score",)
+PRIMARY_METRICS = BINARY_METRICS + RETRIEVAL_METRICS + SCORE_METRICS
+JUDGE_KINDS = ("recorded", "rubric", "openai_compatible", "imported")
 ZERO_POSITIVE = ("exclude", "zero", "separate")
 POOL_KINDS = ("full", "sampled", "hard_negative")
 GUARDRAIL_METRICS = ("latency_ms", "cost_usd")

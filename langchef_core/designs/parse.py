@@ -212,11 +212,18 @@ def _validate(data, fields: _Fields, experiment: str | None) -> Design:
     primary = metric_name(top["primary"], ("primary",), fields, PRIMARY_METRICS)
     margin = _margin(top, fields, kind)
     retrieval = retrieval_view(top.get("retrieval"), fields, primary)
-    judged = primary == "pass_rate"
+    judged = primary in ("pass_rate", "score")
     if judged:
         fields.mapping(top, (), required=_JUDGED_REQUIRED, closed=False)
     judge = None if top.get("judge") is None else judge_view(top["judge"], fields)
     criteria = () if top.get("criteria") is None else _criteria(top["criteria"], fields, judged)
+    if primary == "score":
+        _score_judge(judge, fields)
+    if judge is not None and judge.kind == "imported":
+        _imported_criteria(judge, criteria, fields)
+        if top.get("anchors") is not None:
+            raise fields.error(("anchors",), "an imported judge scored upstream and cannot "
+                               "re-judge anchors", hint="remove 'anchors' from this design")
     if judge is None and top.get("anchors") is not None:
         raise fields.error(("anchors",), "anchors watch a judge, and this design pins none",
                            hint=f"a {primary} design is scored without a judge; remove "
@@ -407,7 +414,43 @@ def judge_view(value, fields: _Fields) -> Judge:
         settings[key] = _loose_setting(item, path + (key,), fields)
     if kind == "openai_compatible":
         _endpoint_settings(settings, path, fields)
+    if kind == "imported":
+        _imported_settings(value, path, fields)
     return Judge(kind, judge_id, settings)
+
+
+def _imported_settings(value: dict, path: tuple, fields: _Fields) -> None:
+    """An imported judge names the eval tool and the scorer(s) it scored with — what a team
+    knows before running (langchef_core.scoring.judges.imported)."""
+    from ..scoring.judges.imported import TOOLS
+    fields.mapping(value, path, required=("kind", "tool", "scorer"))
+    fields.choice(value["tool"], path + ("tool",), TOOLS)
+    scorer = value["scorer"]
+    if isinstance(scorer, list):
+        fields.text_list(scorer, path + ("scorer",))
+    else:
+        fields.text(scorer, path + ("scorer",))
+
+
+def _score_judge(judge: Judge, fields: _Fields) -> None:
+    """``primary: score`` compares one imported scorer's value per golden."""
+    scorer = judge.settings.get("scorer") if judge.kind == "imported" else None
+    if scorer is None or (isinstance(scorer, list) and len(scorer) != 1):
+        raise fields.error(("judge",), "a score primary compares one scorer's numeric value per "
+                           "golden", hint="pin an imported judge with one scorer, e.g. 'judge: "
+                                          "{kind: imported, tool: inspect, scorer: f1}'")
+
+
+def _imported_criteria(judge: Judge, criteria: tuple, fields: _Fields) -> None:
+    """The criteria of an imported judge are its scorers, listed in citing order."""
+    scorer = judge.settings["scorer"]
+    scorers = [scorer] if isinstance(scorer, str) else list(scorer)
+    if sorted(name.strip().casefold() for name in criteria) \
+            != sorted(name.strip().casefold() for name in scorers):
+        raise fields.error(("criteria",), f"must list the imported judge's scorers {scorers}, "
+                           f"got {list(criteria)}",
+                           hint="each scorer is a criterion; list them in the order a failure "
+                                "should cite them")
 
 
 def _endpoint_settings(settings: dict, path: tuple, fields: _Fields) -> None:

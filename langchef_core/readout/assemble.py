@@ -50,6 +50,7 @@ class ReadoutParts:
     broke: list = field(default_factory=list)
     fixed: list = field(default_factory=list)
     sequential: dict | None = None   # sequential designs only (readout.sequential)
+    repeatability: dict | None = None  # imported runs only: the key is absent otherwise
 
 
 def gate_reasons(primary: dict, guardrails: list) -> list[str]:
@@ -136,4 +137,6 @@ def assemble_readout(parts: ReadoutParts) -> dict:
     if parts.sequential is not None:
         # Only in sequential readouts, so a fixed-n readout keeps its exact bytes.
         document["sequential"] = parts.sequential
+    if parts.repeatability is not None:
+        document["repeatability"] = parts.repeatability
     return document

@@ -105,10 +105,42 @@ def retrieval_comparison(design: Design, runs: dict[str, pd.DataFrame], qrels: p
                              **_statistics(design))
 
 
+def repeated_epochs(scores: ItemScores) -> bool:
+    """Imported runs that scored some golden more than once (Inspect epochs, promptfoo repeat)."""
+    frame = scores.frame
+    return any(f"{role}_epochs" in frame.columns and frame[f"{role}_epochs"].max() > 1
+               for role in (BASELINE, VARIANT))
+
+
+def epoch_mean_comparison(design: Design, scores: ItemScores) -> ContinuousComparison:
+    """Repeated samples: the paired comparison of each golden's pass rate over its epochs
+    (epochs of one golden are not independent goldens, so they are averaged, not pooled)."""
+    from ..stats.paired import compare_continuous
+    frame = scores.frame
+    return compare_continuous(frame[f"{BASELINE}_pass_mean"].astype(float).to_numpy(),
+                              frame[f"{VARIANT}_pass_mean"].astype(float).to_numpy(),
+                              margin=design.margin, clusters=_clusters(design, frame),
+                              **_statistics(design))
+
+
+def score_comparison(design: Design, scores: ItemScores) -> ContinuousComparison:
+    """``primary: score``: each golden's value from the pinned scorer (its mean over epochs)."""
+    from ..stats.paired import compare_continuous
+    frame = scores.frame
+    return compare_continuous(frame[f"{BASELINE}_score"].astype(float).to_numpy(),
+                              frame[f"{VARIANT}_score"].astype(float).to_numpy(),
+                              margin=design.margin, clusters=_clusters(design, frame),
+                              **_statistics(design))
+
+
 def primary_result(design: Design, scores: ItemScores, retrieval) -> BinaryComparison | ContinuousComparison:
     """The comparison of the design's primary metric: pass rate, accuracy or a retrieval metric."""
     if scores.seeds:
         return seeded_primary(design, scores)
+    if design.primary == "score":
+        return score_comparison(design, scores)
+    if design.primary == "pass_rate" and repeated_epochs(scores):
+        return epoch_mean_comparison(design, scores)
     if design.primary in ("pass_rate", "accuracy"):
         return primary_comparison(design, scores)
     chosen = retrieval.get(design.primary)

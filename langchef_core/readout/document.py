@@ -117,4 +117,23 @@ def readout_document(evidence: Evidence, looks) -> dict:
                # Added only for sequential designs: fixed-n readouts keep their bytes.
                **({"sequential": True} if design.sequential else {})}, warnings=warnings,
         sequential=sequential,
-        broke=flips.get("broke", []), fixed=flips.get("fixed", [])))
+        broke=flips.get("broke", []), fixed=flips.get("fixed", []),
+        repeatability=scoring_repeatability(evidence.scores)))
+
+
+def scoring_repeatability(scores: ItemScores) -> dict | None:
+    """Imported runs: per arm, how many goldens were scored in how many epochs and how many
+    changed verdict between epochs (a stochastic judge or answer shows here); None for runs
+    that were not imported or were scored once."""
+    frame = scores.frame
+    if f"{BASELINE}_epochs" not in frame.columns or not any(
+            frame[f"{role}_epochs"].max() > 1 for role in (BASELINE, "variant")):
+        return None  # one epoch: nothing could change
+    arms = {}
+    for role in (BASELINE, "variant"):
+        epochs = frame[f"{role}_epochs"].astype(int)
+        changed = frame[f"{role}_verdict_changed"].astype(bool)
+        arms[role] = {"goldens": int(len(frame)), "epochs": int(epochs.max()),
+                      "changed": int(changed.sum()),
+                      "changed_ids": sorted(frame.loc[changed, "example_id"].astype(str))[:50]}
+    return arms

@@ -44,6 +44,7 @@ def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.Data
         paired[f"{role}_pass"] = paired["example_id"].map(verdicts["verdict"]).eq("pass")
         paired[f"{role}_criterion"] = paired["example_id"].map(verdicts["criterion"])
         paired[f"{role}_rationale"] = paired["example_id"].map(verdicts["rationale"])
+        _attach_epochs(paired, verdicts, role)
         if "output" in run.columns:
             paired[f"{role}_output"] = paired["example_id"].map(run.set_index("example_id")["output"])
         _attach_costs(paired, run, role)
@@ -138,9 +139,26 @@ def _scored(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame]
                          hint="give each arm one run file, or use a pass_rate design")
     if design.primary == "pass_rate":
         return judged_scores(design, goldens, runs, judge, files)
+    if design.primary == "score":
+        return _with_scores(judged_scores(design, goldens, runs, judge, files), files, design)
     if design.primary == "accuracy":
         return classified_scores(design, goldens, runs, files)
     return ItemScores(frame=_paired_base(design, goldens), judge_id=None)
+
+
+def _with_scores(scores: ItemScores, files: dict[str, str], design: Design) -> ItemScores:
+    """A score primary needs every golden's value in both arms."""
+    for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
+        column = f"{role}_score"
+        missing = scores.frame.loc[scores.frame.get(column, pd.Series(index=scores.frame.index,
+                                                                      dtype=object)).isna(),
+                                   "example_id"]
+        if len(missing):
+            raise InputError(f"golden {missing.iloc[0]!r} has no numeric score from the pinned "
+                             f"scorer ({len(missing)} goldens lack one)", file=files.get(arm, arm),
+                             hint="a score primary needs a scorer with a numeric value in every "
+                                  "epoch; pin such a scorer or use primary: pass_rate")
+    return scores
 
 
 def classified_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.DataFrame],
@@ -161,6 +179,15 @@ def _paired_base(design: Design, goldens: pd.DataFrame) -> pd.DataFrame:
     base = goldens.sort_values("example_id", kind="stable").reset_index(drop=True)
     keep = [c for c in ("example_id", "input", "ideal", *goldens_columns(design)) if c in base.columns]
     return base[list(dict.fromkeys(keep))].copy()
+
+
+def _attach_epochs(paired: pd.DataFrame, verdicts: pd.DataFrame, role: str) -> None:
+    """Imported runs: each golden's pass rate over its epochs and whether its verdict
+    changed between them (scoring repeatability), and its continuous score."""
+    from ..scoring.judges.imported import EPOCH_COLUMNS
+    for column in EPOCH_COLUMNS:
+        if column in verdicts.columns:
+            paired[f"{role}_{column}"] = paired["example_id"].map(verdicts[column])
 
 
 def _attach_costs(paired: pd.DataFrame, run: pd.DataFrame, role: str) -> None:

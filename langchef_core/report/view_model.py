@@ -184,6 +184,8 @@ class ReportView:
     warnings: tuple[WarningView, ...]
     # Breached guardrails are said before the verdict: they fail the gate whatever it says.
     breaches: tuple[str, ...] = ()
+    # Imported runs: per arm, goldens whose verdict changed between epochs (templates/_repeatability.html)
+    repeatability: tuple[dict, ...] = ()
 
 
 # ── building it ─────────────────────────────────────────────────────────────────────────
@@ -221,7 +223,21 @@ def build_report_view(readout: Mapping, created_at: datetime) -> ReportView:
         warnings=tuple(warning_view(entry) for entry in readout.get("warnings") or ()),
         breaches=tuple(str(entry.get("sentence") or entry.get("name") or "a guardrail")
                        for entry in readout.get("guardrails") or () if entry.get("breached")),
+        repeatability=repeatability_rows(readout.get("repeatability"), design),
     )
+
+
+def repeatability_rows(section, design: Mapping) -> tuple[dict, ...]:
+    """One row per arm of an imported readout: epochs, and how many goldens changed verdict
+    between them (empty when the readout carries no repeatability)."""
+    if not isinstance(section, Mapping):
+        return ()
+    names = design.get("arms") or {}
+    return tuple({"arm": str(names.get(role, role)), "role": role,
+                  "goldens": int(entry.get("goldens", 0)), "epochs": int(entry.get("epochs", 1)),
+                  "changed": int(entry.get("changed", 0)),
+                  "changed_ids": tuple(str(i) for i in entry.get("changed_ids") or ())}
+                 for role, entry in section.items() if isinstance(entry, Mapping))
 
 
 def metric_unit(comparison: Mapping) -> str:

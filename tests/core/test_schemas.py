@@ -179,7 +179,7 @@ def test_run_unknown_column_names_it_and_lists_the_allowed_ones():
     assert str(error) == (
         "runs/exp/variant.jsonl, column 'score': column not allowed; remove or rename it "
         "(allowed: example_id, output, created_at, latency_ms, cost_usd, retrieved, "
-        "candidates, predicted, verdict, criterion, judge, context, rationale).")
+        "candidates, predicted, verdict, criterion, judge, context, rationale, imported).")
 
 
 def test_run_missing_example_id_column():
@@ -411,7 +411,7 @@ def test_every_failure_is_reported_sorted_by_row_then_column():
     assert str(error) == (
         "runs/exp/variant.jsonl, column 'extra': column not allowed; remove or rename it "
         "(allowed: example_id, output, created_at, latency_ms, cost_usd, retrieved, "
-        "candidates, predicted, verdict, criterion, judge, context, rationale); also (2) column "
+        "candidates, predicted, verdict, criterion, judge, context, rationale, imported); also (2) column "
         "'created_at', row 1: '2024-05-01' has no timezone; write it as ISO-8601 with Z or an "
         "offset such as +00:00; (3) column 'latency_ms', row 1: -1.0 must be a finite number "
         "≥ 0; 5 more problems listed in the failure table.")

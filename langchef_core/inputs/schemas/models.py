@@ -34,7 +34,7 @@ COLUMN_ROLES = {
     "context": values.text_column, "criterion": values.text_column,
     "human_criterion": values.text_column, "judge": values.text_column,
     "verdict": values.text_column, "human_verdict": values.text_column,
-    "source": values.text_column,
+    "source": values.text_column, "imported": values.text_column,
     "created_at": values.timestamp_column,
     "latency_ms": values.number_column, "cost_usd": values.number_column,
     "relevant": values.small_integer_column,
@@ -118,6 +118,8 @@ class RunTable(WorkspaceTable):
     judge: Optional[Series[str]]
     context: Optional[Series[str]] = pa.Field(nullable=True)
     rationale: Optional[Series[str]] = pa.Field(nullable=True)  # an upstream judge's reason
+    # `langchef import`: every scorer's per-epoch result, the pairing hash (JSON text)
+    imported: Optional[Series[str]]
 
     @pa.check("example_id", name="id_not_blank", error=NOT_BLANK)
     def example_id_not_blank(cls, series: pd.Series) -> pd.Series:

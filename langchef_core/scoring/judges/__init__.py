@@ -7,12 +7,14 @@ the run cost (endpoint calls, cache hits, retries).
 
 - ``recorded``: verdicts given upstream, read from the run files and checked against the pin.
 - ``rubric``: deterministic and offline (Directness → Correctness → Groundedness).
+- ``imported``: an eval tool's scorers (Inspect AI, lm-eval, promptfoo), from ``langchef import``.
 - ``openai_compatible``: an LLM judge over a chat-completions endpoint, with retries,
   bounded concurrency, a call budget and a SQLite verdict cache.
 """
 
 from .base import (FAIL, PASS, VERDICT_COLUMNS, Item, Judge, JudgeError, Judgement, JudgeUsage,
                    PinCheck, as_items, check_pinned, judge_id)
+from .imported import ImportedJudge
 from .cache import CACHE_FILE_NAME, VerdictCache, default_cache_path
 from .openai_compatible import (PROMPT_TEMPLATES, JudgeBudgetError, JudgeEndpointError,
                                 JudgeReplyError, OpenAICompatibleJudge, parse_verdict)
@@ -24,7 +26,7 @@ from .spec import JUDGE_KINDS, build_judge
 __all__ = [
     "CACHE_FILE_NAME", "FAIL", "JUDGE_KINDS", "PASS", "PROMPT_TEMPLATES", "RUBRIC_VERSIONS",
     "VERDICT_COLUMNS", "Item", "Judge", "JudgeBudgetError", "JudgeEndpointError", "JudgeError",
-    "JudgeReplyError", "JudgeUsage", "Judgement", "OpenAICompatibleJudge", "PinCheck",
+    "ImportedJudge", "JudgeReplyError", "JudgeUsage", "Judgement", "OpenAICompatibleJudge", "PinCheck",
     "RecordedJudge", "RubricJudge", "RubricScore", "RubricThresholds", "VerdictCache",
     "as_items", "build_judge", "check_pinned", "content_tokens", "default_cache_path",
     "judge_id", "normalise", "parse_verdict",

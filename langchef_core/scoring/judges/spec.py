@@ -20,14 +20,16 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .base import Judge
+from .imported import KIND as IMPORTED_KIND, ImportedJudge
 from .openai_compatible import (API_KEY_VARIABLE, CRITERION_DESCRIPTIONS, KIND as OPENAI_KIND,
                                 OpenAICompatibleJudge)
 from .recorded import KIND as RECORDED_KIND, RecordedJudge
 from .rubric import CRITERIA as RUBRIC_CRITERIA, KIND as RUBRIC_KIND, RUBRIC_VERSIONS, RubricJudge
 
-JUDGE_KINDS = (RECORDED_KIND, RUBRIC_KIND, OPENAI_KIND)
+JUDGE_KINDS = (RECORDED_KIND, RUBRIC_KIND, OPENAI_KIND, IMPORTED_KIND)
 _KEYS = {
     RECORDED_KIND: ({"id"}, set()),
+    IMPORTED_KIND: ({"tool", "scorer"}, set()),
     RUBRIC_KIND: ({"version"}, {"thresholds"}),
     OPENAI_KIND: ({"base_url", "model", "prompt_version"},
                   {"temperature", "max_concurrency", "max_calls", "timeout_s",
@@ -57,6 +59,8 @@ def build_judge(spec: Mapping, *, cache_path: str | Path | None = None,
         return RecordedJudge(spec["id"], criteria=names)
     if kind == RUBRIC_KIND:
         return _rubric(spec, names)
+    if kind == IMPORTED_KIND:
+        return ImportedJudge(spec["tool"], scorer_names(spec["scorer"]), criteria=names)
     if names is None:
         raise ValueError("an openai_compatible judge needs the design's criteria (they are part "
                          "of its prompt); list them under 'criteria' in the design")
@@ -65,6 +69,15 @@ def build_judge(spec: Mapping, *, cache_path: str | Path | None = None,
     return OpenAICompatibleJudge(base_url=spec["base_url"], model=spec["model"],
                                  prompt_version=spec["prompt_version"], criteria=names,
                                  descriptions=descriptions, cache_path=cache_path, **options)
+
+
+def scorer_names(value) -> tuple[str, ...]:
+    """``scorer: match`` or ``scorer: [match, includes]`` as a tuple of names."""
+    names = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, list) else ()
+    if not names or not all(isinstance(name, str) and name.strip() for name in names):
+        raise ValueError(f"an imported judge's scorer must be a scorer name or a list of them, "
+                         f"got {value!r}")
+    return tuple(name.strip() for name in names)
 
 
 def _rubric(spec: Mapping, names: tuple[str, ...] | None) -> RubricJudge:
