@@ -12,6 +12,7 @@ from ..designs.model import Design
 from ..inputs.errors import InputError
 from ..stats.paired import (BinaryComparison, ContinuousComparison, compare_binary,
                             noninferiority_from_interval)
+from ..stats.records import json_ready
 from .experiment import BASELINE, VARIANT, retrieval_settings
 from .item_scores import ItemScores
 
@@ -238,7 +239,9 @@ def guardrail_entries(design: Design, slices, costs: dict) -> tuple[list, list]:
             entries.append({"name": f"{result.statistic} {result.metric}", "kind": "cost",
                             "breached": result.status == "failed", "status": result.status,
                             "max_increase": result.max_increase, "increase": result.relative,
-                            "relative_low": result.relative_low, "relative_high": result.relative_high,
+                            # null where unbounded: JSON has no infinity
+                            **json_ready({"relative_low": result.relative_low,
+                                          "relative_high": result.relative_high}),
                             "sentence": result.message})
         warnings += [("guardrail_unresolved", sentence) for sentence in check.warnings]
     return entries, warnings

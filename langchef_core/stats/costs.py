@@ -314,13 +314,17 @@ def _relative_changes(baseline: np.ndarray, variant: np.ndarray) -> np.ndarray:
     return ratios
 
 
+def _bound(relative: float) -> str:
+    return f"{relative:+.1%}" if np.isfinite(relative) else "unbounded"
+
+
 def _guardrail_message(metric, statistic, max_increase, measured: CostStatistic, status) -> str:
     allowed = f"{max_increase:+.1%}"
     if measured.relative is None:
         return (f"{statistic} {metric} guardrail unresolved: the baseline {statistic} is 0, so "
                 f"a relative increase (allowed {allowed}) is undefined")
     change = (f"{statistic} {metric} changed {measured.relative:+.1%} (interval "
-              f"{measured.relative_low:+.1%} to {measured.relative_high:+.1%}; "
+              f"{_bound(measured.relative_low)} to {_bound(measured.relative_high)}; "
               f"{measured.baseline:.4g} → {measured.variant:.4g})")
     if status == HELD:
         return f"{statistic} {metric} guardrail held: {change}, wholly below the allowed {allowed}"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import math
+
 import numpy as np
 
 
@@ -21,11 +23,15 @@ class Record:
 
 
 def json_ready(value):
-    """Tuples to lists and numpy scalars to Python values, recursively, for ``json.dumps``."""
+    """Tuples to lists, numpy scalars to Python values and non-finite floats to None,
+    recursively, for ``json.dumps`` (JSON has no infinity: a relative interval unbounded
+    above, e.g. over resamples whose baseline cost is 0, is written as null)."""
     if isinstance(value, dict):
         return {key: json_ready(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_ready(item) for item in value]
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value

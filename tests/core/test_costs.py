@@ -216,3 +216,19 @@ def test_rejected_guardrails_say_what_to_fix(guardrails, message):
 def test_rejected_costs_say_what_to_fix(baseline, variant, message):
     with pytest.raises(ValueError, match=message):
         lc.compare_cost(baseline, variant, metric="latency_ms", resamples=1000)
+
+
+def test_an_interval_unbounded_above_is_written_as_null_not_infinity():
+    """Whole-millisecond latencies from a fast tool can make a resampled baseline p50 zero:
+    the relative interval is then unbounded above, which JSON cannot hold as a number."""
+    import json
+
+    from langchef_core.stats.costs import compare_cost
+    baseline = np.array([0.0] * 12 + [1.0] * 3)
+    variant = np.array([1.0] * 15)
+    result = compare_cost(baseline, variant, metric="latency_ms", resamples=2000, seed=0)
+    mean = result.statistic("mean")
+    assert mean.relative_high == np.inf  # some resamples draw an all-zero baseline
+    written = json.dumps(result.to_dict(), allow_nan=False)
+    means = [s for s in json.loads(written)["statistics"] if s["statistic"] == "mean"]
+    assert means[0]["relative_high"] is None and means[0]["relative_low"] is not None
