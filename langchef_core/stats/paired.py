@@ -267,7 +267,7 @@ def _continuous_floor(n: int, spread: float) -> str | None:
 
 
 def _continuous_limit(before: np.ndarray, after: np.ndarray, change_sorted: np.ndarray,
-                      settings: "_Settings") -> float:
+                      settings: _Settings) -> float:
     """The smallest detectable effect of a real-valued comparison. Scores that are all 0 or 1
     (hit@k, a recall with one relevant document) are pass/fail outcomes in all but name: their
     limit is the binary one, from the Wilson bound on the share of pairs that flipped, so a
