@@ -556,14 +556,16 @@ def run_power(arguments) -> int:
                  if rate is not None else
                  planning.continuous_detection_limit(sd, goldens, alpha=alpha, power=target_power))
         payload["detection_limit"] = limit
+        # A pass-rate difference in points, a score's on its own scale (issue 15).
+        shown = f"{100 * limit:.1f} points" if rate is not None else f"{limit:.3f}"
         text.append(f"with {goldens} goldens and {assumed}, the smallest difference detectable "
-                    f"at alpha {alpha:g} with at least {target_power:g} power is {limit:.4g}")
+                    f"at alpha {alpha:g} with at least {target_power:g} power is {shown}")
         if rate is not None:
             # The limit's formula is conservative; say what the exact test really achieves.
             exact = planning.exact_power(goldens, rate, limit, alpha=alpha)
             payload["exact_power"] = exact
             text.append(f"the exact McNemar test has power {exact:.3f} at a difference of "
-                        f"{limit:.4g} with these goldens and that discordant rate")
+                        f"{shown} with these goldens and that discordant rate")
     if effect is not None:
         needed = (planning.goldens_needed(effect, rate, alpha=alpha, power=target_power)
                   if rate is not None else
