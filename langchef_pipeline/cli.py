@@ -615,6 +615,9 @@ def run_readout(arguments) -> int:
                        for reason in reasons]
             if not any(written in reason for reason in reasons):
                 reasons.append(f"the failure table is in {written}")
+        page = getattr(error, "report_path", None)
+        if page:  # the refusal is published as a version of its own (issue 15)
+            reasons.append(f"the refusal is recorded in {workspace.relative(Path(page))}")
         where = getattr(error, "where", {}) or {}
         raise CommandError("readout refused: " + ("; ".join(reasons) or str(error)) + ".",
                            file=where.get("file"), column=where.get("column"),
