@@ -630,14 +630,16 @@ def run_power(arguments) -> int:
                  if rate is not None else
                  planning.continuous_detection_limit(sd, goldens, alpha=alpha, power=target_power))
         payload["detection_limit"] = limit
+        # A pass-rate difference in points, a score's on its own scale (issue 15).
+        shown = f"{100 * limit:.1f} points" if rate is not None else f"{limit:.3f}"
         text.append(f"with {goldens} goldens and {assumed}, the smallest difference detectable "
-                    f"at alpha {alpha:g} with at least {target_power:g} power is {limit:.4g}")
+                    f"at alpha {alpha:g} with at least {target_power:g} power is {shown}")
         if rate is not None:
             # The limit's formula is conservative; say what the exact test really achieves.
             exact = planning.exact_power(goldens, rate, limit, alpha=alpha)
             payload["exact_power"] = exact
             text.append(f"the exact McNemar test has power {exact:.3f} at a difference of "
-                        f"{limit:.4g} with these goldens and that discordant rate")
+                        f"{shown} with these goldens and that discordant rate")
     if effect is not None:
         needed = (planning.goldens_needed(effect, rate, alpha=alpha, power=target_power)
                   if rate is not None else
@@ -687,6 +689,9 @@ def run_readout(arguments) -> int:
                        for reason in reasons]
             if not any(written in reason for reason in reasons):
                 reasons.append(f"the failure table is in {written}")
+        page = getattr(error, "report_path", None)
+        if page:  # the refusal is published as a version of its own (issue 15)
+            reasons.append(f"the refusal is recorded in {workspace.relative(Path(page))}")
         where = getattr(error, "where", {}) or {}
         raise CommandError("readout refused: " + ("; ".join(reasons) or str(error)) + ".",
                            file=where.get("file"), column=where.get("column"),

@@ -24,6 +24,8 @@ def run_demo(root: str | Path, *, out=print) -> int:
             path = readout_experiment(workspace, planted.experiment, instance=instance)
         except ReadoutFailed as refused:
             out(f"  REFUSED      {refused}")
+            if getattr(refused, "report_path", None):
+                out(f"  report: {refused.report_path}")
             continue
         out(f"  {verdict_line(json.loads(path.read_text()))}")
         out(f"  report: {path.parent / 'index.html'}")

@@ -38,6 +38,7 @@ class ReadoutFailed(RuntimeError):
         self.reasons = reasons
         self.tables = list(tables or [])
         self.where = dict(where or {})  # file, column, row of the first problem, when known
+        self.report_path: str | None = None  # the published refusal page, when written
         super().__init__(reasons[0] if reasons else "the readout run failed")
 
 
@@ -72,8 +73,35 @@ def readout_experiment(workspace: Workspace, experiment: str, *,
         if progress is not None:
             report_to(None)
     if not result.success:
-        raise ReadoutFailed(failure_reasons(result), failure_tables(result), first_place(result))
+        failed = ReadoutFailed(failure_reasons(result), failure_tables(result), first_place(result))
+        failed.report_path = publish_refusal(workspace, experiment, failed.reasons)
+        raise failed
     return Path(result.output_for_node("readout_report").readout_path)
+
+
+def publish_refusal(workspace: Workspace, experiment: str, reasons: list[str]) -> str | None:
+    """Publish the refused readout as the next version (a page that says which check refused
+    and why, never a verdict) and refresh the index; the path of its page, or None when it
+    could not be written (the refusal itself is still reported)."""
+    from datetime import datetime, timezone
+
+    from langchef_core.designs.ledger import Ledger
+    from langchef_core.inputs.errors import InputError
+    from langchef_core.readout.publish import publish_readout
+    from langchef_core.readout.refusal import refusal_document
+    from langchef_core.report import render_report, template_sha256, write_index
+    now = datetime.now(timezone.utc)
+    try:
+        document = refusal_document(workspace, experiment, reasons)
+        with Ledger.for_workspace(workspace) as ledger:
+            published = publish_readout(workspace.reports, document, created_at=now,
+                                        render_html=render_report, ledger=ledger,
+                                        manifest={"template_sha256": template_sha256(),
+                                                  "inputs": document["inputs"]})
+        write_index(workspace.reports, now)
+    except (InputError, OSError):
+        return None
+    return published.report_path
 
 
 def failure_reasons(result: dg.ExecuteInProcessResult) -> list[str]:

@@ -110,7 +110,7 @@ def plan_power(design: Design, n_goldens: int | None, *, assumed: float | None =
     measure = "pass-rate difference" if binary else f"difference in mean {design.primary}"
     sentence = (f"with {n_goldens} goldens and an assumed {scale.replace('_', ' ')} of "
                 f"{assumed:g} ({source}), the smallest {measure} this design can detect is "
-                f"{limit:.4g} (alpha {design.alpha:g}, power {design.power:g})")
+                f"{_size(limit, binary)} (alpha {design.alpha:g}, power {design.power:g})")
     if shortfalls:
         sentence += "; UNDERPOWERED: " + "; ".join(item.note for item in shortfalls)
     return PowerPlan(**common, detection_limit=limit, underpowered=bool(shortfalls),
@@ -353,3 +353,9 @@ def baseline_spread(workspace: Workspace, design: Design) -> MeasuredAssumption 
                                           f"{workspace.relative(path)} over {len(values)} "
                                           "queries, taken as the sd of differences")
     return None
+
+
+def _size(value: float, binary: bool) -> str:
+    """A detectable difference as people read it: percentage points for a pass rate, the
+    metric's own scale (three decimals) otherwise."""
+    return f"{100 * value:.1f} points" if binary else f"{value:.3f}"

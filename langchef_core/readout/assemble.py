@@ -59,16 +59,16 @@ def gate_reasons(primary: dict, guardrails: list) -> list[str]:
     The same rules `langchef gate` re-derives from a readout (langchef_core.designs.gates), so a
     readout's recorded gate can always be checked against its own content.
     """
+    from .verdict import difference_text, is_rate, unsigned_size
     metric = primary.get("metric", "the primary metric")
-    # Every primary metric is a rate or a score in [0, 1]: differences read as points.
-    interval = (f"{100 * primary['difference']:+.1f} points (interval {100 * primary['low']:+.1f} "
-                f"to {100 * primary['high']:+.1f})")
+    # A rate's difference in points; any other metric on its own scale (named once).
+    interval = difference_text(primary)
     reasons = []
     if primary["verdict"] == "regression":
         reasons.append(f"{metric} regressed: {interval}")
     if primary.get("noninferiority") == "failed":
         reasons.append(f"non-inferiority failed: {interval} lies wholly beyond the pre-registered "
-                       f"margin of -{100 * primary['margin']:.1f} points")
+                       f"margin of -{unsigned_size(primary['margin'], is_rate(primary))}")
     for entry in guardrails:
         if entry.get("breached"):
             reasons.append(entry.get("sentence") or f"guardrail breached: {entry.get('name', 'unnamed')}")
@@ -139,4 +139,6 @@ def assemble_readout(parts: ReadoutParts) -> dict:
         document["sequential"] = parts.sequential
     if parts.repeatability is not None:
         document["repeatability"] = parts.repeatability
+    from .verdict import summary_record
+    document["summary"] = summary_record(document)
     return document

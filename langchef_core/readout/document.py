@@ -61,6 +61,24 @@ def statistics_warnings(primary) -> list:
     return out
 
 
+def retrieval_section(evidence: Evidence) -> dict | None:
+    """The retrieval comparison with its per-query evidence (``per_query``)."""
+    from .retrieval_evidence import per_query_evidence
+    if evidence.retrieval is None:
+        return None
+    design = evidence.state.design
+    section = evidence.retrieval.to_dict()
+    frames = {load.label.split("/", 1)[0]: load.frame for load in evidence.tables
+              if load.frame is not None and load.label.split("/", 1)[0] in ("qrels", "goldens")}
+    runs = {role: evidence.runs[arm] for role, arm in (("baseline", design.arms.baseline),
+                                                       ("variant", design.arms.variant))
+            if arm in evidence.runs}
+    if len(runs) == 2 and frames.get("qrels") is not None:
+        section["per_query"] = per_query_evidence(evidence.retrieval, runs, frames["qrels"],
+                                                  frames.get("goldens"), focus=design.primary)
+    return section
+
+
 def readout_document(evidence: Evidence, looks) -> dict:
     """Assemble the readout (ARCHITECTURE §7) from the evidence and the ledger's look count."""
     from ..designs import gates as rules
@@ -103,7 +121,7 @@ def readout_document(evidence: Evidence, looks) -> dict:
         inputs=files, inputs_sha256=inputs_sha256, primary=evidence.primary.to_dict(),
         criteria=attribution["criteria"] if attribution else [],
         unattributed=attribution["unattributed"] if attribution else None,
-        retrieval=evidence.retrieval.to_dict() if evidence.retrieval is not None else None,
+        retrieval=retrieval_section(evidence),
         classification=classification_section(design, evidence.scores),
         slices=evidence.slices.to_dict() if evidence.slices is not None else None,
         costs={metric: result.to_dict() for metric, result in evidence.costs.items()} or None,

@@ -71,6 +71,8 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False, strict: bool = 
         bad(None, "is not a JSON object")
     if isinstance(readout.get("format"), bool) or not isinstance(readout.get("format"), int):
         bad("format", "is missing or not an integer; this is not a langchef readout")
+    if isinstance(readout.get("refused"), dict):
+        return _refused_gate(readout, fail_on_inconclusive, strict)
     gate, primary = readout.get("gate"), readout.get("primary")
     if not isinstance(gate, dict) or not isinstance(gate.get("passed"), bool):
         bad("gate.passed", "is missing or not true/false")
@@ -88,10 +90,10 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False, strict: bool = 
     metric = primary.get("metric", "the primary metric")
     derived = []
     if primary["verdict"] == "regression":
-        derived.append(f"{metric} regressed: difference {_interval(primary)}")
+        derived.append(f"{metric} regressed: {_interval(primary)}")
     if noninferiority == "failed":
         derived.append(f"non-inferiority failed: the interval {_interval(primary)} lies beyond "
-                       f"the margin -{_number(primary.get('margin'))}")
+                       f"the margin -{_margin(primary)}")
     alpha = primary.get("alpha") if _is_number(primary.get("alpha")) else 0.05
     derived += _breached_guardrails(readout.get("guardrails"), bad, alpha)
     design = readout.get("design") if isinstance(readout.get("design"), dict) else {}
@@ -135,6 +137,20 @@ def readout_gate(readout, *, fail_on_inconclusive: bool = False, strict: bool = 
         verdict=primary["verdict"], noninferiority=noninferiority,
         fail_on_inconclusive=fail_on_inconclusive, strict=strict or design_strict,
         missing_proofs=tuple(proof["code"] for proof in missing))
+
+
+def _refused_gate(readout: dict, fail_on_inconclusive: bool, strict: bool) -> ReadoutGate:
+    """A readout a blocking check refused never passes: there is no verdict to pass on."""
+    refused = readout["refused"]
+    reasons = tuple(str(reason) for reason in refused.get("reasons") or ()) or (
+        f"{refused.get('check')}: {refused.get('sentence')}",)
+    version, experiment = readout.get("version"), readout.get("experiment")
+    return ReadoutGate(
+        experiment=experiment if isinstance(experiment, str) else None,
+        version=version if isinstance(version, int) and not isinstance(version, bool) else None,
+        passed=False, reasons=reasons, derived_reasons=reasons, recorded_passed=False,
+        verdict="refused", noninferiority=None, fail_on_inconclusive=fail_on_inconclusive,
+        strict=strict, missing_proofs=())
 
 
 def _check_labels(primary: dict, bad, *, sequential: bool = False) -> None:
@@ -290,12 +306,15 @@ def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _number(value) -> str:
-    return f"{value:g}" if _is_number(value) else "?"
+def _margin(primary: dict) -> str:
+    from .verdict import is_rate, unsigned_size
+    margin = primary.get("margin")
+    return unsigned_size(margin, is_rate(primary)) if _is_number(margin) else "?"
 
 
 def _interval(primary: dict) -> str:
     values = [primary.get(key) for key in ("difference", "low", "high")]
     if all(_is_number(value) for value in values):
-        return f"{values[0]:+.4g} [{values[1]:+.4g}, {values[2]:+.4g}]"
+        from .verdict import difference_text
+        return difference_text(primary)  # points for a rate, else the metric's own scale
     return "(interval not given)"

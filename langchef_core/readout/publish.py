@@ -181,6 +181,8 @@ def reconcile(ledger: Ledger, reports_root: Path, experiment: str) -> list[int]:
         readout, manifest = intact
         if readout.get("experiment") != experiment or readout.get("version") != version:
             continue
+        if isinstance(readout.get("refused"), dict):
+            continue  # a refusal is published evidence but never a look (see _record)
         try:
             created = datetime.fromisoformat(str(manifest.get("created_at")).replace("Z", "+00:00"))
             _record(ledger, experiment, version, readout, created)
@@ -209,6 +211,8 @@ def read_intact_version(folder: Path) -> tuple[dict, dict] | None:
 
 
 def _record(ledger: Ledger, experiment: str, version: int, readout: dict, created_at) -> None:
+    if isinstance(readout.get("refused"), dict):
+        return  # a refused readout computed nothing: it is not a look at the data
     ledger.record_readout(experiment, readout["design"]["sha256"], readout["inputs"]["sha256"],
                           version, readout["primary"]["verdict"], taken_at=created_at)
 

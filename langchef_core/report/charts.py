@@ -31,6 +31,7 @@ CAP = 5.0             # half the height of an interval's end cap
 BAND = 8.0            # half the height of the detection-limit band
 RADIUS = {"primary": 6.0, "secondary": 4.5}
 AXIS_SPACE = 46.0
+MARGIN_SPACE = 16.0    # a line below the axis label naming the non-inferiority margin
 LABEL_CHARACTERS = 34  # longer labels are shortened in the chart (the table has them whole)
 TICK_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
 TICKS_PER_SIDE = 3
@@ -98,11 +99,17 @@ class ForestChart:
     rows: tuple[ForestRow, ...]
     separators: tuple[float, ...]   # y of a thin line after the primary row
     ticks: tuple[Tick, ...]
+    # A non-inferiority design's margin, drawn as a line at −margin with its label.
+    x_margin: float | None = None
+    margin_label: str | None = None
+    y_margin_label: float | None = None
 
 
 def forest_chart(rows: list[ChartRow], *, unit: str, chart_id: str, title: str,
-                 description: str, axis_label: str) -> ForestChart:
-    """Coordinates of a forest chart of ``rows`` (drawn top to bottom in the given order)."""
+                 description: str, axis_label: str,
+                 margin: float | None = None) -> ForestChart:
+    """Coordinates of a forest chart of ``rows`` (drawn top to bottom in the given order);
+    with ``margin``, a line at −margin that the intervals are read against."""
     if not rows:
         raise ValueError("a forest chart needs at least one row")
     for row in rows:
@@ -116,6 +123,10 @@ def forest_chart(rows: list[ChartRow], *, unit: str, chart_id: str, title: str,
                              f"{row.high}")
     extent = max(max(abs(row.low), abs(row.high), abs(row.difference), abs(row.limit))
                  for row in rows)
+    if margin is not None:
+        if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin > 0):
+            raise ValueError(f"a margin must be a positive number, got {margin!r}")
+        extent = max(extent, margin)
     step = tick_step(extent, unit)
     half = step * max(1, math.ceil(extent / step - 1e-9))
     left, right = PAD, WIDTH - PAD
@@ -143,12 +154,17 @@ def forest_chart(rows: list[ChartRow], *, unit: str, chart_id: str, title: str,
     decimals = tick_decimals(step, unit)
     ticks = tuple(Tick(x(i * step), tick_label(i * step, unit, decimals))
                   for i in range(-count, count + 1))
+    extra = MARGIN_SPACE if margin is not None else 0.0
     return ForestChart(chart_id=chart_id, title=title, description=description,
-                       axis_label=axis_label, width=WIDTH, height=_round(axis_y + AXIS_SPACE),
+                       axis_label=axis_label, width=WIDTH,
+                       height=_round(axis_y + AXIS_SPACE + extra),
                        plot_left=left, plot_right=right, plot_top=TOP, axis_y=axis_y,
                        y_tick_labels=_round(axis_y + 16), y_axis_label=_round(axis_y + 36),
                        x_zero=x(0.0), rows=tuple(drawn), separators=tuple(separators),
-                       ticks=ticks)
+                       ticks=ticks, x_margin=x(-margin) if margin is not None else None,
+                       y_margin_label=_round(axis_y + AXIS_SPACE + extra - 4),
+                       margin_label=(f"margin {tick_label(-margin, unit, 1)}"
+                                     if margin is not None else None))
 
 
 def tick_step(extent: float, unit: str) -> float:
@@ -178,3 +194,83 @@ def shorten(label: str, limit: int = LABEL_CHARACTERS) -> str:
 def _round(value: float) -> float:
     """0.1 px, and never −0.0 (which would print as "-0")."""
     return round(value, 1) + 0.0
+
+
+# ── histogram of per-query differences ──────────────────────────────────────────────────
+
+HIST_WIDTH = 320.0     # drawn two or three to a row: a narrower view box keeps labels legible
+HIST_PAD = 18.0        # room for the end tick labels
+HIST_HEIGHT = 80.0     # the tallest bar
+HIST_TOP = 18.0        # room for the count above the tallest bar
+HIST_AXIS_SPACE = 26.0
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    count: int
+    tone: str          # worse (a loss), better (a gain), neutral (unchanged)
+    label: str         # the range it counts, for its <title>
+    y_count: float     # baseline of the count printed above the bar
+
+
+@dataclass(frozen=True)
+class HistogramChart:
+    chart_id: str
+    title: str
+    description: str
+    width: float
+    height: float
+    plot_left: float
+    plot_right: float
+    axis_y: float
+    y_tick_labels: float
+    x_zero: float
+    bars: tuple[Bar, ...]
+    ticks: tuple[Tick, ...]
+
+
+def histogram_chart(counts: list[int], unchanged: int, *, low: float, high: float,
+                    chart_id: str, title: str, description: str) -> HistogramChart:
+    """Bars of per-query differences from ``low`` to ``high`` (equal bins), with the queries
+    that did not move drawn as one grey bar on zero, so "unchanged" is never mistaken for a
+    small gain. Bar heights share one scale, the largest count."""
+    if not counts or any(not isinstance(c, int) or c < 0 for c in counts) or unchanged < 0:
+        raise ValueError("histogram counts must be non-negative whole numbers")
+    if not high > low:
+        raise ValueError(f"histogram range must have high > low, got {low} to {high}")
+    left, right = HIST_PAD, HIST_WIDTH - HIST_PAD
+    axis_y = _round(HIST_TOP + HIST_HEIGHT)
+    tallest = max(max(counts), unchanged, 1)
+    step = (right - left) / len(counts)
+
+    def x(value: float) -> float:
+        return _round(left + (value - low) / (high - low) * (right - left))
+
+    bars = []
+    width = (high - low) / len(counts)
+    for index, count in enumerate(counts):
+        start = low + index * width
+        tone = "worse" if start + width <= 0 else "better"
+        bars.append(_bar(_round(left + index * step + 1), _round(step - 2), count, tallest, axis_y,
+                         tone, f"{signed(start, 1)} to {signed(start + width, 1)}"))
+    zero_width = _round(max(step / 2, 5.0))
+    bars.append(_bar(_round(x(0.0) - zero_width / 2), zero_width, unchanged, tallest, axis_y,
+                     "neutral", "unchanged (exactly 0)"))
+    ticks = tuple(Tick(x(value), tick_label(value, "score", 1))
+                  for value in (low, low / 2, 0.0, high / 2, high))
+    return HistogramChart(chart_id=chart_id, title=title, description=description,
+                          width=HIST_WIDTH,
+                          height=_round(axis_y + HIST_AXIS_SPACE), plot_left=left,
+                          plot_right=right, axis_y=axis_y, y_tick_labels=_round(axis_y + 16),
+                          x_zero=x(0.0), bars=tuple(bars), ticks=ticks)
+
+
+def _bar(x: float, width: float, count: int, tallest: int, axis_y: float, tone: str,
+         label: str) -> Bar:
+    height = _round(HIST_HEIGHT * count / tallest) if count else 0.0
+    return Bar(x=x, y=_round(axis_y - height), width=width, height=height, count=count,
+               tone=tone, label=label, y_count=_round(axis_y - height - 4))

@@ -106,13 +106,12 @@ def level(alpha: float) -> str:
 
 
 def pvalue(p) -> str:
-    """A p-value with as many decimals as its size needs; below 0.0001 as "< 0.0001"."""
+    """A p-value with as many decimals as its size needs, at most three: below 0.001 as
+    "< 0.001" (a fourth decimal adds nothing a reader acts on, and the CLI line says the same)."""
     if p is None:
         return DASH
-    if p < 0.0001:
-        return "< 0.0001"
     if p < 0.001:
-        return format(p, ".4f")
+        return "< 0.001"
     if p < 0.1:
         return format(p, ".3f")
     return format(p, ".2f")

@@ -26,9 +26,10 @@ from urllib.parse import quote
 from ..inputs.errors import InputError
 from ..inputs.workspace import check_name
 from ..readout.publish import published_versions
+from ..readout.verdict import readout_answer
 from .render import render_page
 from .view_common import TONES, VERDICT_WORDS
-from .view_model import verdict_sentence
+from .view_model import NI_TONES, verdict_sentence
 
 INDEX_TEMPLATE = "index.html"
 INDEX_FILE = "index.html"
@@ -166,6 +167,16 @@ def _damaged(experiment: str, version: int, error: InputError) -> VersionEntry:
                         link=f"{quote(experiment)}/v{version}/{INDEX_FILE}")
 
 
+def _refused_entry(experiment: str, version: int, readout: dict, manifest: dict) -> VersionEntry:
+    """A refused readout is listed like any version, with the check that refused it and
+    its sentence in place of a verdict."""
+    refused = readout["refused"]
+    return VersionEntry(version=version, verdict="refused", word="REFUSED", tone="worse",
+                        sentence=f"Blocked by {refused.get('check')}: {refused.get('sentence')}",
+                        gate_passed=False, created_at=manifest.get("created_at"),
+                        link=f"{quote(experiment)}/v{version}/{INDEX_FILE}")
+
+
 def _read_json(path: Path) -> dict:
     try:
         if path.stat().st_size > MAX_JSON_BYTES:
@@ -186,6 +197,8 @@ def _read_json(path: Path) -> dict:
 
 def _entry(experiment: str, version: int, readout: dict, manifest: dict,
            folder: Path) -> VersionEntry:
+    if isinstance(readout.get("refused"), dict):
+        return _refused_entry(experiment, version, readout, manifest)
     primary = readout.get("primary") or {}
     verdict = primary.get("verdict")
     if verdict not in VERDICT_WORDS:
@@ -193,12 +206,16 @@ def _entry(experiment: str, version: int, readout: dict, manifest: dict,
                                                                      "readout.json"),
                          column="primary.verdict",
                          hint="a readout's verdict is regression, improvement or inconclusive")
+    kind = (readout.get("design") or {}).get("kind")
     try:
-        sentence = verdict_sentence(primary)
+        sentence = verdict_sentence(primary, kind=kind)
     except ValueError as error:
         raise InputError(str(error), file=str(folder / f"v{version}" / "readout.json")) from None
+    # The pre-registered question leads: HELD/FAILED/UNRESOLVED for non-inferiority.
+    answer = readout_answer(readout)
+    tone = NI_TONES.get(answer.answer, TONES.get(answer.answer, "neutral"))
     return VersionEntry(
-        version=version, verdict=verdict, word=VERDICT_WORDS[verdict], tone=TONES[verdict],
+        version=version, verdict=answer.answer, word=answer.word, tone=tone,
         sentence=sentence, gate_passed=(readout.get("gate") or {}).get("passed"),
         created_at=manifest.get("created_at"),
         link=f"{quote(experiment)}/v{version}/{INDEX_FILE}")

@@ -27,6 +27,7 @@ from .view_model import build_report_view
 from .view_sequential import sequential_view
 
 REPORT_TEMPLATE = "report.html"
+REFUSED_TEMPLATE = "refused.html"
 STYLESHEET = "report.css"
 
 
@@ -120,6 +121,10 @@ def render_page(template: str, **context) -> str:
 
 
 def render_report(readout: Mapping, created_at: datetime) -> str:
-    """The HTML page of one readout; the same readout and time give the same bytes."""
+    """The HTML page of one readout; the same readout and time give the same bytes. A
+    refused readout (``refused`` set, no verdict) gets its own page saying why."""
+    if isinstance(readout, Mapping) and isinstance(readout.get("refused"), Mapping):
+        from .view_refusal import build_refusal_view
+        return render_page(REFUSED_TEMPLATE, view=build_refusal_view(readout, created_at))
     return render_page(REPORT_TEMPLATE, view=build_report_view(readout, created_at),
                        sequential=sequential_view(readout))

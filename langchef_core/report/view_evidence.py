@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .charts import ChartRow, ForestChart, forest_chart
+from .charts import ChartRow, ForestChart, HistogramChart, forest_chart, histogram_chart
 from .filters import RATE, SCORE, delta, humanize, interval
 from .view_common import (GUARDRAIL_WORDS, POLICY_SENTENCES, SECONDARY_WORDS, TONES, Estimate,
                           estimate_of, need_field, section_of)
@@ -62,6 +62,45 @@ class RetrievalView:
     warnings: tuple[str, ...]
     has_chance: bool
     chart: ForestChart | None
+    per_query: PerQueryView | None = None
+
+
+@dataclass(frozen=True)
+class RankedDoc:
+    doc_id: str
+    relevant: bool
+
+
+@dataclass(frozen=True)
+class QueryEvidence:
+    query_id: str
+    input: str | None
+    difference: float                       # in the focus metric
+    others: tuple[tuple[str, float], ...]   # the other metrics' differences
+    baseline: tuple[RankedDoc, ...]
+    variant: tuple[RankedDoc, ...]
+    relevant: tuple[str, ...]
+    missed: tuple[str, ...]                 # relevant, in neither arm's top k
+
+
+@dataclass(frozen=True)
+class MetricDistribution:
+    metric: str
+    chart: HistogramChart
+    lower: int
+    unchanged: int
+    higher: int
+
+
+@dataclass(frozen=True)
+class PerQueryView:
+    source: str
+    k: int | None
+    focus: str
+    n_queries: int
+    distributions: tuple[MetricDistribution, ...]
+    lost: tuple[QueryEvidence, ...]
+    gained: tuple[QueryEvidence, ...]
 
 
 @dataclass(frozen=True)
@@ -111,6 +150,7 @@ class WeightedRow:
     baseline: float | None
     variant: float | None
     resampling: str | None
+    interval_method: str | None = None
 
 
 @dataclass(frozen=True)
@@ -219,7 +259,59 @@ def retrieval_view(section) -> RetrievalView | None:
         pool_kind=settings.get("pool_kind"), sources=sources,
         rows=tuple(rows), coverage=coverage, zero_positive_groups=groups,
         warnings=tuple(str(w) for w in section.get("warnings") or ()),
-        has_chance=any(row.chance_macro is not None for row in rows), chart=chart)
+        has_chance=any(row.chance_macro is not None for row in rows), chart=chart,
+        per_query=per_query_view(section.get("per_query"), metric_order))
+
+
+def per_query_view(section, metric_order) -> PerQueryView | None:
+    """Histograms of the per-query differences of every metric and the queries that lost
+    and gained most in the focus metric (readout.retrieval.per_query)."""
+    if not section:
+        return None
+    histograms = section.get("histograms") or {}
+    k = section.get("k")
+    distributions = []
+    for metric in [m for m in metric_order if m in histograms]:
+        h = histograms[metric]
+        name = f"{humanize(metric)}@{k}" if k else humanize(metric)
+        distributions.append(MetricDistribution(
+            metric=name, lower=int(h.get("lower", 0)), unchanged=int(h.get("unchanged", 0)),
+            higher=int(h.get("higher", 0)),
+            chart=histogram_chart(
+                [int(c) for c in h["counts"]], int(h.get("unchanged", 0)),
+                low=float(h.get("low", -1.0)), high=float(h.get("high", 1.0)),
+                chart_id=f"per-query-{metric}",
+                title=f"Per-query differences in {name}",
+                description=(f"How many queries moved by how much in {name}, variant minus "
+                             f"baseline, in bins of 0.1: {h.get('lower', 0)} lower, "
+                             f"{h.get('unchanged', 0)} unchanged, {h.get('higher', 0)} higher."))))
+    focus = str(section.get("focus"))
+    return PerQueryView(
+        source=str(section.get("source")), k=k, focus=humanize(focus),
+        n_queries=int(section.get("n_queries", 0)), distributions=tuple(distributions),
+        lost=tuple(_query_evidence(entry, focus, metric_order)
+                   for entry in section.get("lost") or ()),
+        gained=tuple(_query_evidence(entry, focus, metric_order)
+                     for entry in section.get("gained") or ()))
+
+
+def _query_evidence(entry, focus: str, metric_order) -> QueryEvidence:
+    differences = entry.get("differences") or {}
+    order = [m for m in metric_order if m in differences]
+    order += sorted(m for m in differences if m not in order)
+    baseline = tuple(RankedDoc(str(d.get("doc_id")), bool(d.get("relevant")))
+                     for d in entry.get("baseline") or ())
+    variant = tuple(RankedDoc(str(d.get("doc_id")), bool(d.get("relevant")))
+                    for d in entry.get("variant") or ())
+    relevant = tuple(str(doc) for doc in entry.get("relevant") or ())
+    shown = {doc.doc_id for doc in baseline + variant}
+    return QueryEvidence(
+        query_id=str(entry.get("query_id")), input=entry.get("input"),
+        difference=float(differences.get(focus, 0.0)),
+        others=tuple((humanize(metric), float(differences[metric])) for metric in order
+                     if metric != focus),
+        baseline=baseline, variant=variant, relevant=relevant,
+        missed=tuple(doc for doc in relevant if doc not in shown))
 
 
 def _retrieval_row(entry, metric, source, k) -> RetrievalRow:
@@ -301,7 +393,7 @@ def slices_view(section) -> SlicesView | None:
                 population=population, estimate=estimate_of(entry, unit, f"slices.{population}"),
                 word=SECONDARY_WORDS.get(verdict, verdict), tone=TONES.get(verdict, "neutral"),
                 baseline=entry.get("baseline"), variant=entry.get("variant"),
-                resampling=entry.get("resampling")))
+                resampling=entry.get("resampling"), interval_method=entry.get("interval_method")))
     exploratory = []
     for entry in section.get("exploratory") or ():
         comparison = entry.get("comparison")

@@ -79,6 +79,23 @@ class Verdict:
     design_effect: float | None
     resamples: int | None
     seed: int | None
+    # The pre-registered question leads (issue 15): for a non-inferiority design ``word``,
+    # ``tone`` and ``sentence`` are HELD/FAILED/UNRESOLVED at −margin, and the superiority
+    # reading against zero comes second in ``against_zero``.
+    kind: str = "superiority"
+    margin: float | None = None
+    against_zero: str | None = None
+    # Declared target weights: the overall difference under each population, beside the
+    # headline (which is the goldens' own mix).
+    weighted: tuple[WeightedReading, ...] = ()
+
+
+@dataclass(frozen=True)
+class WeightedReading:
+    population: str
+    sentence: str
+    word: str
+    tone: str
 
 
 @dataclass(frozen=True)
@@ -106,6 +123,13 @@ class PairedTable:
     fixed: int
     both_fail: int
     n: int
+    # A judged pass/fail reads pass/fail, broke/fixed; a classification correct/incorrect,
+    # became wrong/became right (what its reader expects).
+    good: str = "pass"
+    bad: str = "fail"
+    broke_word: str = "broke"
+    fixed_word: str = "fixed"
+    items: str = "golden"
 
     @property
     def baseline_pass(self) -> int:
@@ -182,10 +206,12 @@ class ReportView:
     design: DesignView
     provenance: Provenance
     warnings: tuple[WarningView, ...]
-    # Breached guardrails are said before the verdict: they fail the gate whatever it says.
+    # Breached guardrails are said once, before the verdict: they fail the gate whatever it
+    # says; the gate box and the guardrail table point here instead of repeating them.
     breaches: tuple[str, ...] = ()
     # Imported runs: per arm, goldens whose verdict changed between epochs (templates/_repeatability.html)
     repeatability: tuple[dict, ...] = ()
+    other_gate_reasons: tuple[str, ...] = ()
 
 
 # ── building it ─────────────────────────────────────────────────────────────────────────
@@ -202,13 +228,17 @@ def build_report_view(readout: Mapping, created_at: datetime) -> ReportView:
     primary = section_of(readout, "primary")
     design = readout.get("design") or {}
     unit = metric_unit(primary)
-    verdict = _verdict(primary, design, unit)
+    verdict = _verdict(primary, design, unit, readout.get("slices"))
     attribution = _attribution(readout, primary)
+    breached = [entry for entry in readout.get("guardrails") or () if entry.get("breached")]
+    breach_sentences = {str(entry.get("sentence")) for entry in breached}
+    gate_reasons = (readout.get("gate") or {}).get("reasons") or ()
     return ReportView(
         header=_header(readout, design, created_at),
         verdict=verdict,
         noninferiority=_noninferiority(primary, unit),
-        paired=_paired(primary) if unit == RATE and "broke" in primary else None,
+        paired=(_paired(primary, design.get("primary"))
+                if unit == RATE and "broke" in primary else None),
         forest=_forest(verdict, attribution),
         attribution=attribution,
         retrieval=retrieval_view(readout.get("retrieval")),
@@ -221,8 +251,9 @@ def build_report_view(readout: Mapping, created_at: datetime) -> ReportView:
         design=design_view(design, unit),
         provenance=provenance_view(readout),
         warnings=tuple(warning_view(entry) for entry in readout.get("warnings") or ()),
-        breaches=tuple(str(entry.get("sentence") or entry.get("name") or "a guardrail")
-                       for entry in readout.get("guardrails") or () if entry.get("breached")),
+        breaches=tuple(breach_sentence(entry, unit) for entry in breached),
+        other_gate_reasons=tuple(true_minus(str(reason)) for reason in gate_reasons
+                                 if str(reason) not in breach_sentences),
         repeatability=repeatability_rows(readout.get("repeatability"), design),
     )
 
@@ -240,6 +271,33 @@ def repeatability_rows(section, design: Mapping) -> tuple[dict, ...]:
                  for role, entry in section.items() if isinstance(entry, Mapping))
 
 
+def true_minus(text: str) -> str:
+    """The readout's plain-text sentences use "-20.0"; the page prints a true minus sign."""
+    import re
+    return re.sub(r"(?<![\w-])-(?=\d)", "\u2212", text)
+
+
+def breach_sentence(entry: Mapping, unit: str) -> str:
+    """One breached guardrail in the page's own units: a protected slice's difference in
+    points with its Holm-corrected p, a cost's relative change against its allowance."""
+    from .filters import change, pvalue
+    name = str(entry.get("name") or "a guardrail")
+    if all(entry.get(key) is not None for key in ("difference", "low", "high")):
+        estimate = estimate_of(entry, unit, f"guardrails[{name!r}]")
+        held = (f"; Holm-corrected p = {pvalue(entry['p_adjusted'])}"
+                if entry.get("p_adjusted") is not None else "")
+        return (f"{name[0].upper() + name[1:]} dropped: {delta(estimate.difference, unit)}, "
+                f"interval {interval(estimate)}{held}.")
+    relative = entry.get("increase", entry.get("relative"))
+    if relative is not None and entry.get("max_increase") is not None:
+        ends = ""
+        if entry.get("relative_low") is not None and entry.get("relative_high") is not None:
+            ends = f" (interval {change(entry['relative_low'])} to {change(entry['relative_high'])})"
+        return (f"{name} changed {change(relative)}{ends}, beyond the "
+                f"allowed {change(entry['max_increase'])}.")
+    return str(entry.get("sentence") or name)
+
+
 def metric_unit(comparison: Mapping) -> str:
     """Rates (a binary comparison, with broke/fixed counts) in points, anything else as a score."""
     if "broke" in comparison or comparison.get("metric") in BINARY_METRICS:
@@ -247,10 +305,14 @@ def metric_unit(comparison: Mapping) -> str:
     return SCORE
 
 
-def verdict_sentence(primary: Mapping, unit: str | None = None) -> str:
-    """The verdict in plain words, e.g. "Regression: −20.0 points, 95% interval −27.8 to
-    −12.2; 18 goldens broke, none fixed." """
+def verdict_sentence(primary: Mapping, unit: str | None = None, kind: str | None = None) -> str:
+    """The answer in plain words, e.g. "Regression: −20.0 points, 95% interval −27.8 to
+    −12.2; 18 goldens broke, none fixed." For a non-inferiority design (``kind``) the answer
+    is the outcome at the margin: "Held at −5.0 points: +0.0 points, 95% interval …"."""
     unit = unit or metric_unit(primary)
+    if kind == "non_inferiority" and primary.get("noninferiority") in NI_SENTENCES and \
+            primary.get("margin") is not None:
+        return noninferiority_sentence(primary, unit)
     estimate = estimate_of(primary, unit)
     verdict = need_field(primary, "verdict", "primary")
     lead = (f"{verdict.capitalize()}: {delta(estimate.difference, unit)}, "
@@ -263,6 +325,24 @@ def verdict_sentence(primary: Mapping, unit: str | None = None) -> str:
     named = f" in mean {humanize(metric)}" if metric else ""
     return (f"{verdict.capitalize()}: {delta(estimate.difference, unit)}{named}, "
             f"{level(primary.get('alpha', 0.05))} interval {interval(estimate)}, over {pairs}.")
+
+
+NI_SENTENCES = {"held": "all of it above the margin",
+                "failed": "all of it below the margin",
+                "unresolved": "reaching past the margin, so a larger loss is not ruled out"}
+
+
+def noninferiority_sentence(primary: Mapping, unit: str) -> str:
+    """"Held at −5.0 points: +0.0 points, 95% interval −4.6 to +4.6, all of it above the
+    margin; 2 goldens broke, 2 fixed." """
+    outcome = primary["noninferiority"]
+    estimate = estimate_of(primary, unit)
+    lead = (f"{outcome.capitalize()} at {delta(-primary['margin'], unit)}: "
+            f"{delta(estimate.difference, unit)}, {level(primary.get('alpha', 0.05))} interval "
+            f"{interval(estimate)}, {NI_SENTENCES[outcome]}")
+    if unit == RATE and "broke" in primary:
+        return f"{lead}; {flips(primary['broke'], primary['fixed'])}."
+    return f"{lead}."
 
 
 def flips(broke: int, fixed: int) -> str:
@@ -306,16 +386,29 @@ def _header(readout, design, created_at) -> Header:
         gate_passed=gate.get("passed"), gate_reasons=tuple(gate.get("reasons") or ()))
 
 
-def _verdict(primary, design, unit) -> Verdict:
+def _verdict(primary, design, unit, slices=None) -> Verdict:
     key = need_field(primary, "verdict", "primary")
     if key not in VERDICT_WORDS:
         raise ValueError(f"readout field primary.verdict must be one of {sorted(VERDICT_WORDS)}, "
                          f"got {key!r}")
     baseline = primary.get("baseline_rate", primary.get("baseline_mean"))
     variant = primary.get("variant_rate", primary.get("variant_mean"))
+    kind = design.get("kind") or "superiority"
+    outcome = primary.get("noninferiority")
+    word, tone, against_zero = VERDICT_WORDS[key], TONES[key], None
+    caveat = limit_caveat(primary)
+    if kind == "non_inferiority" and outcome in NI_SENTENCES and primary.get("margin") is not None:
+        word, tone = outcome.upper(), NI_TONES[outcome]
+        if caveat:  # the caveat is about the reading against zero, not about the margin
+            caveat = ("Against zero the run is inconclusive, which does not mean “no "
+                      "difference”: a real change smaller than that could be hiding in it.")
+        against_zero = ("Read against zero (superiority, not the question this design asked): "
+                        + verdict_sentence(primary, unit))
     return Verdict(
-        key=key, word=VERDICT_WORDS[key], tone=TONES[key], sentence=verdict_sentence(primary, unit),
-        limit_sentence=limit_sentence(primary, unit), limit_caveat=limit_caveat(primary),
+        key=key, word=word, tone=tone, sentence=verdict_sentence(primary, unit, kind),
+        kind=kind, margin=primary.get("margin"), against_zero=against_zero,
+        weighted=_weighted_readings(slices, unit),
+        limit_sentence=limit_sentence(primary, unit), limit_caveat=caveat,
         inconclusive=key == "inconclusive",
         metric=str(primary.get("metric") or design.get("primary") or "primary metric"),
         unit=unit, estimate=estimate_of(primary, unit), level=level(primary.get("alpha", 0.05)),
@@ -326,6 +419,32 @@ def _verdict(primary, design, unit) -> Verdict:
         n_clusters=primary.get("n_clusters"),
         design_effect=primary.get("design_effect"), resamples=primary.get("resamples"),
         seed=primary.get("seed"))
+
+
+NI_TONES = {"held": "better", "failed": "worse", "unresolved": "neutral"}
+
+
+def _weighted_readings(slices, unit) -> tuple[WeightedReading, ...]:
+    """When the design declared target weights: the overall difference under the target mix
+    and under the goldens' own mix, each with the interval method it was read from."""
+    if not isinstance(slices, Mapping) or not slices.get("target"):
+        return ()
+    from .view_common import SECONDARY_WORDS
+    readings = []
+    for population, label in (("target", "Under the target mix the design declared"),
+                              ("observed", "Under the goldens' own mix, stratified by slice")):
+        entry = slices.get(population)
+        if not entry:
+            continue
+        estimate = estimate_of(entry, unit, f"slices.{population}")
+        verdict = entry.get("verdict", "inconclusive")
+        method = entry.get("interval_method")
+        readings.append(WeightedReading(
+            population=population,
+            sentence=(f"{label}: {delta(estimate.difference, unit)}, interval "
+                      f"{interval(estimate)}" + (f" ({method})" if method else "") + "."),
+            word=SECONDARY_WORDS.get(verdict, verdict), tone=TONES.get(verdict, "neutral")))
+    return tuple(readings)
 
 
 def _noninferiority(primary, unit) -> NonInferiority | None:
@@ -351,10 +470,14 @@ def _noninferiority(primary, unit) -> NonInferiority | None:
                        for key, word, meaning in NONINFERIORITY_MEANINGS))
 
 
-def _paired(primary) -> PairedTable:
-    return PairedTable(both_pass=int(primary.get("both_pass", 0)), broke=int(primary["broke"]),
-                       fixed=int(primary["fixed"]), both_fail=int(primary.get("both_fail", 0)),
-                       n=int(primary["n"]))
+def _paired(primary, design_primary=None) -> PairedTable:
+    counts = {"both_pass": int(primary.get("both_pass", 0)), "broke": int(primary["broke"]),
+              "fixed": int(primary["fixed"]), "both_fail": int(primary.get("both_fail", 0)),
+              "n": int(primary["n"])}
+    if (primary.get("metric") or design_primary) == "accuracy":
+        return PairedTable(**counts, good="correct", bad="incorrect", broke_word="became wrong",
+                           fixed_word="became right")
+    return PairedTable(**counts)
 
 
 def _attribution(readout, primary) -> AttributionView | None:
@@ -406,12 +529,15 @@ def _forest(verdict: Verdict, attribution: AttributionView | None) -> ForestChar
                          f"{interval(e)}; {row.word}")))
     what = "the primary difference" + (" and each criterion's attributed difference"
                                        if len(rows) > 1 else "")
+    margin = verdict.margin if verdict.kind == "non_inferiority" else None
     return forest_chart(
-        rows, unit=verdict.unit, chart_id="forest-primary",
+        rows, unit=verdict.unit, chart_id="forest-primary", margin=margin,
         title=f"Forest chart of {what}",
         description=(f"Each row shows a difference (variant minus baseline) as a point on its "
                      f"{verdict.level} interval, over a band of ± the smallest effect that row "
-                     f"could have seen; the vertical line is zero."),
+                     f"could have seen; the vertical line is zero"
+                     + (f", the orange line the pre-registered margin at "
+                        f"{delta(-margin, verdict.unit)}." if margin is not None else ".")),
         axis_label=("difference, variant − baseline (percentage points)" if verdict.unit == RATE
                     else "difference, variant − baseline"))
 

@@ -318,6 +318,14 @@ def _bound(relative: float) -> str:
     return f"{relative:+.1%}" if np.isfinite(relative) else "unbounded"
 
 
+def _level(value: float, metric: str) -> str:
+    """A cost or latency level as people read it: US dollars per item in cents (0.32¢, not
+    0.00318), anything else with four significant digits."""
+    if str(metric).endswith("_usd"):
+        return f"{100 * value:.2f}¢"
+    return f"{value:.4g}"
+
+
 def _guardrail_message(metric, statistic, max_increase, measured: CostStatistic, status) -> str:
     allowed = f"{max_increase:+.1%}"
     if measured.relative is None:
@@ -325,7 +333,7 @@ def _guardrail_message(metric, statistic, max_increase, measured: CostStatistic,
                 f"a relative increase (allowed {allowed}) is undefined")
     change = (f"{statistic} {metric} changed {measured.relative:+.1%} (interval "
               f"{_bound(measured.relative_low)} to {_bound(measured.relative_high)}; "
-              f"{measured.baseline:.4g} → {measured.variant:.4g})")
+              f"{_level(measured.baseline, metric)} → {_level(measured.variant, metric)})")
     if status == HELD:
         return f"{statistic} {metric} guardrail held: {change}, wholly below the allowed {allowed}"
     if status == FAILED:

@@ -208,7 +208,8 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
                        margin: float | None = None) -> ContinuousComparison:
     """Paired comparison of real-valued scores: interval and p-value of the mean difference
     (``mean_interval``: union of Student t and bootstrap-t, p the larger of the two, both
-    testing a zero mean), detection limit from an upper confidence bound on the spread.
+    testing a zero mean), detection limit from an upper confidence bound on the spread (the
+    binary limit on the flips when every score is 0 or 1).
 
     Minimum evidence: ``MIN_PAIRS`` pairs and a non-zero spread. With ``clusters`` the
     interval and p-value are the CR2 cluster-robust t (``cluster_robust``). The bootstrap-t
@@ -245,9 +246,7 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
         refused = cluster_floor(n_clusters)
         warnings += [w for w in [cluster_warning(n_clusters)] if w]
     evidence = refused or _continuous_floor(n, spread)
-    limit = continuous_detection_limit_from_differences(
-        change_sorted, score_range=_score_range(before, after), alpha=settings.alpha,
-        power=settings.power)
+    limit = _continuous_limit(before, after, change_sorted, settings)
     return ContinuousComparison(
         **_common(n, difference, low, high, p_value, limit * math.sqrt(effect), settings,
                   n_clusters, effect, method, interval_method, evidence,
@@ -265,6 +264,25 @@ def _continuous_floor(n: int, spread: float) -> str | None:
         return ("every pair differs by the same amount: a zero-width interval is not evidence; "
                 "the detection limit bounds what could have been missed")
     return None
+
+
+def _continuous_limit(before: np.ndarray, after: np.ndarray, change_sorted: np.ndarray,
+                      settings: _Settings) -> float:
+    """The smallest detectable effect of a real-valued comparison. Scores that are all 0 or 1
+    (hit@k, a recall with one relevant document) are pass/fail outcomes in all but name: their
+    limit is the binary one, from the Wilson bound on the share of pairs that flipped, so a
+    run where nothing flipped gets the same finite limit as a quiet pass/fail run."""
+    if _zero_one(before) and _zero_one(after):
+        flips = int(np.count_nonzero(change_sorted))
+        return detection_limit(change_sorted.size, flips, alpha=settings.alpha,
+                               power=settings.power)
+    return continuous_detection_limit_from_differences(
+        change_sorted, score_range=_score_range(before, after), alpha=settings.alpha,
+        power=settings.power)
+
+
+def _zero_one(scores: np.ndarray) -> bool:
+    return bool(np.all((scores == 0) | (scores == 1)))
 
 
 def _score_range(before: np.ndarray, after: np.ndarray) -> float:

@@ -69,15 +69,22 @@ def continuous_detection_limit_from_differences(differences, *, score_range: flo
                                                 alpha: float = 0.05,
                                                 power: float = 0.80) -> float:
     """The detection limit of a run of real-valued differences, never 0:
-    (z₁₋α/₂ + z_power) · s_U/√n with s_U a one-sided 1 − α upper confidence bound on the sd.
+    (z₁₋α/₂ + z_power) · s_U/√n with s_U the larger of two upper bounds on the sd.
 
-    s_U = s·√((n − 1)/χ²_{α, n−1}) (the chi-square bound, exact for normal differences).
-    When every difference equals c the sample sd is 0, which would claim infinite
-    sensitivity; then the share of pairs that could differ is bounded by 1 − α^{1/n} (the
-    exact upper bound for 0 of n, the "rule of three"), each such pair lies at most
-    M = max(|R − c|, |R + c|) from c (differences live in [−R, R], R = ``score_range``), so
-    Var ≤ (1 − α^{1/n}) M². 90 identical differences of a 0–1 metric give 5.3 points, next to
-    the 6.0 points of a quiet pass/fail run.
+    * What was seen: s·√((n − 1)/χ²_{α, n−1}), the one-sided 1 − α chi-square bound (exact
+      for normal differences).
+    * What n pairs cannot rule out (``hidden_spread_bound``): a share of pairs up to
+      1 − α^{1/n} (the exact upper bound for 0 of n, the "rule of three") could sit as far
+      from the typical difference c (the median) as the scores allow, M = max(|R − c|,
+      |R + c|) with differences in [−R, R] (R = ``score_range``), adding up to
+      (1 − α^{1/n}) M² of variance that no sample of n is likely to show.
+
+    The second bound is why a quiet run never claims near-infinite sensitivity: with every
+    difference equal (sd 0) or nearly equal (one query moved by 0.001) the chi-square bound
+    is 0 or close to it, yet a rare large change could hide in either run equally. 90
+    identical differences of a 0–1 metric give 5.3 points, next to the 6.0 points of a quiet
+    pass/fail run; a difference of 0/1 scores is better read by ``detection_limit`` on its
+    flips (the paired comparison does that).
 
     References: Casella & Berger (2002), Statistical Inference §9.2 (chi-square bound on σ);
     Hanley & Lippman-Hand (1983), JAMA 249:1743-1745 (rule of three).
@@ -88,13 +95,21 @@ def continuous_detection_limit_from_differences(differences, *, score_range: flo
     if n < 2:
         return math.inf
     sd = float(np.std(x, ddof=1))
-    if sd > 0:
-        upper = sd * math.sqrt((n - 1) / float(stats.chi2.ppf(alpha, n - 1)))
-    else:
-        common = float(x[0])
-        reach = max(abs(score_range - common), abs(score_range + common))
-        upper = reach * math.sqrt(1 - alpha ** (1 / n))
+    seen = sd * math.sqrt((n - 1) / float(stats.chi2.ppf(alpha, n - 1))) if sd > 0 else 0.0
+    upper = max(seen, hidden_spread_bound(x, score_range=score_range, alpha=alpha))
     return z_multiplier(alpha, power) * upper / math.sqrt(n)
+
+
+def hidden_spread_bound(differences, *, score_range: float, alpha: float = 0.05) -> float:
+    """The sd a rare change could have while n pairs show none of it: M·√(1 − α^{1/n}),
+    M the largest distance from the median difference that differences in
+    [−``score_range``, ``score_range``] allow (see ``continuous_detection_limit_from_differences``)."""
+    x = np.sort(np.asarray(differences, dtype=float))
+    if x.size == 0:
+        raise ValueError("differences must hold at least one value")
+    typical = float(np.median(x))
+    reach = max(abs(score_range - typical), abs(score_range + typical))
+    return reach * math.sqrt(1 - check_alpha(alpha) ** (1 / x.size))
 
 
 def exact_power(n: int, discordant_rate: float, effect: float, *, alpha: float = 0.05) -> float:

@@ -321,10 +321,18 @@ def _protected_family(results, alpha):
 
 def _breach_reason(result: SliceResult, column: str) -> str:
     comparison = result.comparison
+    # A pass rate's difference in percentage points, a score's on its own scale.
+    if hasattr(comparison, "broke"):
+        ends = [f"{100 * value:+.1f}" for value in (comparison.difference, comparison.low,
+                                                    comparison.high)]
+        ends[0] += " points"
+    else:
+        ends = [f"{value:+.3f}" for value in (comparison.difference, comparison.low,
+                                              comparison.high)]
     return (f"guardrail breach: protected slice {result.slice!r} of {column!r} regressed, "
-            f"difference {comparison.difference:+.4f} (interval {comparison.low:+.4f} to "
-            f"{comparison.high:+.4f}, Holm-adjusted p = {result.p_adjusted:.3g}, "
-            f"n = {comparison.n}); the gate fails whatever the overall verdict")
+            f"difference {ends[0]} (interval {ends[1]} to {ends[2]}, Holm-adjusted "
+            f"p = {result.p_adjusted:.3g}, n = {comparison.n}); the gate fails whatever the "
+            "overall verdict")
 
 
 # ── validation ──────────────────────────────────────────────────────────────────────────

@@ -166,7 +166,10 @@ def test_a_drifted_recorded_judge_blocks_the_readout(langchef, tmp_path):
     assert result.code == 2
     sentence = one_sentence(result.stderr)
     assert "judge_has_not_drifted" in sentence and "κ" in sentence
-    assert not (root / "reports" / "example").exists()
+    assert "the refusal is recorded in reports/example/v1/index.html" in sentence
+    # Issue 15: the refusal is published as evidence, never with a verdict.
+    refused = json.loads((root / "reports" / "example" / "v1" / "readout.json").read_text())
+    assert refused["refused"]["check"] == "judge_has_not_drifted" and "primary" not in refused
 
 
 def test_anchors_without_the_upstream_verdicts_are_refused_before_approval(langchef, tmp_path):

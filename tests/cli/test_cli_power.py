@@ -21,7 +21,7 @@ def test_limit_for_a_number_of_goldens(langchef):
     assert result.code == 0, result.stderr
     assert result.json["detection_limit"] == pytest.approx(binary_limit(90, 0.2), rel=1e-12)
     human = langchef("power", "--goldens", 90, "--discordant-rate", 0.2)
-    assert f"{binary_limit(90, 0.2):.4g}" in human.stdout and "90 goldens" in human.stdout
+    assert f"{100 * binary_limit(90, 0.2):.1f} points" in human.stdout and "90 goldens" in human.stdout
     assert "at least 0.8 power" in human.stdout
 
 

@@ -360,7 +360,8 @@ def test_a_recorded_failure_for_another_reason_is_trusted():
 def test_a_failure_without_recorded_reasons_is_explained_from_the_content():
     decision = readout_gate(readout("regression", passed=False))
     assert decision.reasons == decision.derived_reasons
-    assert decision.reasons == ("pass_rate regressed: difference -0.2 [-0.28, -0.12]",)
+    # Issue 15: a rate difference reads in points, like the report and the CLI line.
+    assert decision.reasons == ("pass_rate regressed: -20.0 points [-28.0, -12.0]",)
 
 
 @pytest.mark.parametrize("document", [

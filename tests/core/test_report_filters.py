@@ -49,8 +49,9 @@ def test_an_interval_is_written_low_to_high_in_its_unit():
 
 
 def test_p_values_get_the_decimals_their_size_needs():
-    assert f.pvalue(7.62939453125e-06) == "< 0.0001"
-    assert f.pvalue(0.0003662109375) == "0.0004"
+    # Issue 15: at most three decimals on the page, as on the command line.
+    assert f.pvalue(7.62939453125e-06) == "< 0.001"
+    assert f.pvalue(0.0003662109375) == "< 0.001"
     assert f.pvalue(0.005859375) == "0.006"
     assert f.pvalue(0.0625) == "0.062"
     assert f.pvalue(0.1) == "0.10" and f.pvalue(1.0) == "1.00" and f.pvalue(None) == f.DASH

@@ -143,8 +143,13 @@ def test_the_verdict_sentence_of_the_regression_example():
 
 def test_an_inconclusive_verdict_always_states_what_the_run_could_have_seen():
     page = Page(render_report(frozen_specimen(), CREATED_AT))
-    assert page.text("verdict-word") == "INCONCLUSIVE"
+    # Issue 15: a non-inferiority design answers its own question first (at the margin),
+    # and the reading against zero second.
+    assert page.text("verdict-word") == "UNRESOLVED"
     assert page.text("verdict-sentence").startswith(
+        f"Unresolved at {MINUS}5.0 points: {MINUS}5.0 points, 95% interval")
+    assert page.text("against-zero").startswith(
+        "Read against zero (superiority, not the question this design asked): "
         f"Inconclusive: {MINUS}5.0 points, 95% interval")
     limit = page.text("detection-limit")
     assert limit.startswith("The smallest effect this run could have seen is 11.0 points")
@@ -445,7 +450,9 @@ def test_guardrails_read_protected_slices_in_points_and_costs_in_percent():
     block = section(render_report(frozen_specimen(), CREATED_AT), "guardrails")
     rows = re.findall(r'<tr><th scope="row">(.*?)</tr>', block, re.S)
     slice_row = next(row for row in rows if row.startswith("protected slice task=safety"))
-    assert f"{MINUS}4.2" in slice_row and "no confirmed drop (Holm p 1.00)" in slice_row
+    # The rule and the observed p in separate columns (issue 15).
+    assert f"{MINUS}4.2" in slice_row and "whole interval below 0 and Holm p below 0.05" in slice_row
+    assert '<td class="num">1.00</td>' in slice_row
     cost_row = next(row for row in rows if row.startswith("p95 latency_ms"))
     assert f"{MINUS}10.0%" in cost_row and "+10.0%" in cost_row and ">held<" in cost_row
 

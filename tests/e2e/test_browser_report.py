@@ -34,7 +34,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 CREATED_AT = datetime(2026, 11, 2, 10, 0, tzinfo=timezone.utc)
-VERDICT = re.compile(r"^(Regression|Improvement|Inconclusive): [+\u2212]?\d")
+# A non-inferiority design answers first "Held at −5.0 points: …" (issue 15).
+VERDICT = re.compile(r"^((Regression|Improvement|Inconclusive): [+\u2212]?\d|"
+                     r"(Held|Failed|Unresolved) at \u2212\d)")
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +108,10 @@ def test_a_published_report_reads_offline_in_a_real_browser(browser, tmp_path):
 
     seen = check_report(browser, Path(published.report_path))
     page = seen.page
-    assert page.locator("#verdict-sentence").inner_text() == verdict_sentence(readout["primary"])
-    assert page.locator("#verdict-word").inner_text() == "INCONCLUSIVE"
+    assert page.locator("#verdict-sentence").inner_text() == verdict_sentence(
+        readout["primary"], kind=readout["design"]["kind"])
+    # The specimen is a non-inferiority design: its answer at the margin leads.
+    assert page.locator("#verdict-word").inner_text() == "UNRESOLVED"
     assert page.locator("#detection-limit").inner_text().startswith(
         "The smallest effect this run could have seen is")
     rows = page.locator("svg#forest-primary g.row")
@@ -173,7 +177,9 @@ def test_demo_readouts_pass_the_same_checks(browser, tmp_path):
         for experiment in ("eager-hedging", "friendly-tone"):
             readout_experiment(workspace, experiment)
         root = workspace.reports
-    pages = sorted(Path(root).glob("*/v*/index.html"))
+    # A refused readout has a page but no verdict (test_browser_demo_pages checks it).
+    pages = [path for path in sorted(Path(root).glob("*/v*/index.html"))
+             if "refused" not in json.loads((path.parent / "readout.json").read_text("utf-8"))]
     assert pages, f"no published report under {root}"
     for path in pages:
         check_report(browser, path).page.close()

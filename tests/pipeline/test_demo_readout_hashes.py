@@ -1,7 +1,7 @@
 """The demo's readout.json files are byte-identical to the recorded ones.
 
 Speed work (issue 19) must not move a single number. The hashes below were recorded from
-main before that work (and re-recorded once after issues 12 and 14 moved numbers on purpose); a change that moves a number on purpose (e.g. a new interval method)
+main before that work (and re-recorded after issues 12 and 14, and issue 15, moved numbers on purpose); a change that moves a number on purpose (e.g. a new interval method)
 updates DEMO_READOUT_SHA256 in the same commit, and its message explains which numbers moved
 and why. Never update the table to make a refactor pass.
 """
@@ -16,13 +16,15 @@ pytestmark = pytest.mark.slow
 
 # Update ONLY in a commit that explains the moved numbers (see the module docstring).
 DEMO_READOUT_SHA256 = {
-    "cheaper-model": "50355b06c4a1c5b1a0c4d191a657da6e4d0257c36ce899c3189e181a9122dbba",
-    "eager-hedging": "86bd277e27b94f744b3575ad7d2d75c9a796b4a7fb369074c8c50ca2918176e4",
+    "cheaper-model": "0ef3c019e94a98c08b09283d933967fb397c7f8f0c9484acf23ccb85e77ead5c",
+    "eager-hedging": "e892814b916a2e97a723dad1d0a2c5acc25e9dabfe60fe8d30be4b57cabf7dc9",
     "faq-distilled": "04b778430cb29c9cba24157e232ccb676984f167de7788e604e14e6cf6bbadbb",
-    "friendly-tone": "cb86036986a54c75a1d8d3269717ed3865b3f7bd1308f473b731e79b0efddcb8",
-    "prompt-trim": "3e1fca50bc6115f35784ec4f8419e09236a983bf7e81bb3ea444082dc83615cf",
-    "retriever-swap": "d7204f6c40a12f2dea3c340f5b17bd346ebea70152e1488c16dceaf30757f24f",
-    "stale-index": "35e1b0800516f569df3047ca1d2437a9375ecbd3edace2ff526b5adf3ba72749",
+    "friendly-tone": "f23a7ee7d52252916732b5f722bb6e96e3b3b207cb078405cc7e9d9f7ef14532",
+    # Refused by judge_has_not_drifted: published since issue 15 as a record without a verdict.
+    "lenient-judge": "3049487201f9db65b7b84f7e94af0149dddf29b950b897c08d01012909ef21d8",
+    "prompt-trim": "6b893dd7c7da17da6c6a5147685755f68957572b3f7e6f25d4c5bda56667c746",
+    "retriever-swap": "819f3bd90af2a2c8af7e8665041526c6ff1ff382271af4805e8d25b6117b8d8c",
+    "stale-index": "49c295334a5ca981b653958d7be825937a299f85fe2342da7c3fad77cb88dda4",
 }
 
 

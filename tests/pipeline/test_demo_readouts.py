@@ -92,7 +92,10 @@ def test_the_drifted_judge_blocks_its_readout(demo):
     _, readouts, refused, workspace = demo
     assert "lenient-judge" not in readouts
     assert refused["lenient-judge"][0].startswith("judge_has_not_drifted:")
-    assert not (workspace.reports / "lenient-judge").exists()
+    # Issue 15: the refusal is published (a page and a readout.json) but carries no verdict.
+    page = json.loads((workspace.reports / "lenient-judge" / "v1" / "readout.json").read_text())
+    assert page["refused"]["check"] == "judge_has_not_drifted" and "primary" not in page
+    assert page["summary"]["answer"] == "refused"
     assert readouts["eager-hedging"]["judge"]["anchors"]["status"]["level"] == "ok"
 
 

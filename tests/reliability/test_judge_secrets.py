@@ -63,7 +63,9 @@ def test_an_endpoint_the_operator_did_not_allow_receives_nothing(langchef, tmp_p
     assert "is not on the operator's allow-list, so nothing was sent to it" in sentence
     assert "LANGCHEF_JUDGE_ENDPOINTS" in sentence
     assert chat_server.requests == []
-    assert not (root / "reports" / "llm-judged").exists()
+    # Issue 15: the refusal is published as evidence, never with a verdict.
+    refused = json.loads((root / "reports" / "llm-judged" / "v1" / "readout.json").read_text())
+    assert "primary" not in refused and refused["gate"]["passed"] is False
 
     # The positive control: the operator allows it on the command line; the key that
     # arrives is LANGCHEF_JUDGE_API_KEY, never anything the design could name.

@@ -62,7 +62,9 @@ def test_a_hand_written_approval_of_a_never_approved_design_cannot_be_read_out(l
     assert f"approvals/{NAME}.json: this approval of design {digest[:12]} is not recorded in " \
            "the ledger langchef.sqlite" in sentence
     assert f"approve the design again with `langchef approve {NAME} --by PERSON`" in sentence
-    assert not (root / "reports" / NAME).exists()
+    # Issue 15: the refusal is published as evidence (which check, why), never a verdict.
+    refused = json.loads((root / "reports" / NAME / "v1" / "readout.json").read_text())
+    assert refused["refused"]["check"] == "design" and "primary" not in refused
 
 
 def tamper(root, *statements):

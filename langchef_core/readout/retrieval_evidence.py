@@ -1,0 +1,124 @@
+"""The per-query evidence behind a retrieval comparison, for the readout and its page.
+
+A mean per-query difference says how much a retriever change moved the metric on
+average; a reviewer also needs to see how: did every query lose a little, or a few lose
+everything? For each metric this keeps the distribution of per-query differences
+(variant − baseline) as a fixed histogram — so the readout stays small at any suite size —
+and, for the metric the queries are ranked by, the queries that lost and gained most, with
+both arms' top-k and which of those documents the labels call relevant.
+
+Everything is ordered by value and then by query id, so the same inputs give the same
+bytes whatever order the files list them in.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+SHOWN_QUERIES = 5
+BIN_WIDTH = 0.1          # retrieval metrics live in [0, 1]; differences in [−1, 1]
+BIN_COUNT = 20
+POOLED = "pooled"
+
+
+def per_query_evidence(comparison, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame,
+                       goldens: pd.DataFrame | None, *, focus: str | None = None,
+                       shown: int = SHOWN_QUERIES) -> dict | None:
+    """``runs`` maps "baseline"/"variant" to the arms' run frames; ``focus`` is the metric
+    the queries are ranked by (the design's primary when it is a retrieval metric, else the
+    first metric). None when no metric was compared."""
+    from ..scoring.retrieval.inputs import RankedRun
+    settings = comparison.settings
+    source = comparison.sources[0] if comparison.sources else None
+    scores = comparison.scores
+    if source is None or scores is None or scores.empty:
+        return None
+    here = scores[(scores["source"] == source) & scores["scored"]]
+    wide = {arm: here[here["arm"] == arm].set_index("query_id") for arm in ("baseline", "variant")}
+    queries = sorted(set(wide["baseline"].index) & set(wide["variant"].index), key=str)
+    if not queries:
+        return None
+    metrics = [metric for metric in settings.metrics if metric in here.columns]
+    focus = focus if focus in metrics else metrics[0]
+    differences = {metric: _differences(wide, metric, queries) for metric in metrics}
+    ranked = {arm: _top_k(RankedRun.from_frame(frame, file=arm).entries, settings.k)
+              for arm, frame in runs.items()}
+    relevant = _relevant(qrels, source)
+    inputs = _inputs(goldens)
+    order = sorted(queries, key=lambda query: (differences[focus][query], str(query)))
+    lost = [query for query in order if differences[focus][query] < 0][:shown]
+    gained = [query for query in reversed(order) if differences[focus][query] > 0][:shown]
+    # Among equal gains, the lowest query id first, as among equal losses.
+    gained.sort(key=lambda query: (-differences[focus][query], str(query)))
+
+    def entry(query) -> dict:
+        return {"query_id": str(query), "input": inputs.get(str(query)),
+                "differences": {metric: differences[metric][query] for metric in metrics},
+                "baseline": _ranking(ranked["baseline"].get(str(query), []), relevant, query),
+                "variant": _ranking(ranked["variant"].get(str(query), []), relevant, query),
+                "relevant": sorted(relevant.get(str(query), set()))}
+
+    return {"source": source, "k": settings.k, "focus": focus, "n_queries": len(queries),
+            "bin_width": BIN_WIDTH,
+            "histograms": {metric: histogram(list(differences[metric].values()))
+                           for metric in metrics},
+            "lost": [entry(query) for query in lost],
+            "gained": [entry(query) for query in gained]}
+
+
+def histogram(values) -> dict:
+    """Counts of differences in 20 bins of 0.1 from −1 to 1 (a bin holds its lower edge;
+    +1 falls in the last), with exact zeros counted apart: "unchanged" is the answer a
+    reviewer looks for first, and it would otherwise hide inside the bin [0, 0.1)."""
+    values = np.asarray(values, dtype=float)
+    zero = int(np.count_nonzero(values == 0))
+    moved = values[values != 0]
+    index = np.clip(np.floor((moved + 1) / BIN_WIDTH + 1e-9).astype(int), 0, BIN_COUNT - 1)
+    counts = np.bincount(index, minlength=BIN_COUNT)
+    return {"low": -1.0, "high": 1.0, "counts": [int(c) for c in counts], "unchanged": zero,
+            "lower": int(np.count_nonzero(moved < 0)), "higher": int(np.count_nonzero(moved > 0))}
+
+
+def _differences(wide: dict, metric: str, queries) -> dict:
+    before = wide["baseline"][metric].fillna(0.0)
+    after = wide["variant"][metric].fillna(0.0)
+    return {query: _clean(float(after[query]) - float(before[query])) for query in queries}
+
+
+def _clean(value: float) -> float:
+    """Rounded to 12 decimals, so 0.9 − 0.9 reads as 0 and not as a flicker of float error."""
+    value = round(value, 12)
+    return 0.0 if value == 0 or not math.isfinite(value) else value
+
+
+def _top_k(entries: pd.DataFrame, k: int) -> dict[str, list[str]]:
+    top = entries[entries["rank"] <= k].sort_values(["query_id", "rank"], kind="stable")
+    return {str(query): [str(doc) for doc in group["doc_id"]]
+            for query, group in top.groupby("query_id", sort=True)}
+
+
+def _relevant(qrels: pd.DataFrame, source: str) -> dict[str, set[str]]:
+    if qrels is None or qrels.empty:
+        return {}
+    chosen = qrels[qrels["relevant"].astype(int) == 1]
+    if source != POOLED and "source" in chosen.columns:
+        chosen = chosen[chosen["source"].astype(str) == source]
+    out: dict[str, set[str]] = {}
+    for query, doc in zip(chosen["query_id"].astype(str), chosen["doc_id"].astype(str)):
+        out.setdefault(query, set()).add(doc)
+    return out
+
+
+def _ranking(docs: list[str], relevant: dict, query) -> list[dict]:
+    positives = relevant.get(str(query), set())
+    return [{"doc_id": doc, "relevant": doc in positives} for doc in docs]
+
+
+def _inputs(goldens: pd.DataFrame | None) -> dict[str, str]:
+    if goldens is None or "example_id" not in goldens.columns or "input" not in goldens.columns:
+        return {}
+    return {str(key): value if isinstance(value, str) else str(value)
+            for key, value in zip(goldens["example_id"], goldens["input"])}
