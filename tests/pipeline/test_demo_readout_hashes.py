@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 DEMO_READOUT_SHA256 = {
     "cheaper-model": "0ef3c019e94a98c08b09283d933967fb397c7f8f0c9484acf23ccb85e77ead5c",
     "eager-hedging": "e892814b916a2e97a723dad1d0a2c5acc25e9dabfe60fe8d30be4b57cabf7dc9",
-    "faq-distilled": "04b778430cb29c9cba24157e232ccb676984f167de7788e604e14e6cf6bbadbb",
+    "faq-distilled": "01317db9592daef1a3d6f391df563a581a992f361036d23b6e7a0c9f22bddb22",
     "friendly-tone": "f23a7ee7d52252916732b5f722bb6e96e3b3b207cb078405cc7e9d9f7ef14532",
     # Refused by judge_has_not_drifted: published since issue 15 as a record without a verdict.
     "lenient-judge": "3049487201f9db65b7b84f7e94af0149dddf29b950b897c08d01012909ef21d8",
