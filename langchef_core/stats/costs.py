@@ -296,7 +296,8 @@ def _summary(name, baseline, variant, draws, alpha) -> CostStatistic:
     if baseline > 0:
         relative = float(variant / baseline - 1)
         ratios = _relative_changes(draws[:, 0], draws[:, 1])
-        bounds = np.quantile(ratios, [alpha / 2, 1 - alpha / 2])
+        with np.errstate(invalid="ignore"):  # inf − inf between two infinite resamples
+            bounds = np.quantile(ratios, [alpha / 2, 1 - alpha / 2])
         # Interpolating between two infinite resamples gives NaN where the answer is +∞.
         relative_low, relative_high = (float(np.inf) if np.isnan(bound) else float(bound)
                                        for bound in bounds)
