@@ -4,6 +4,7 @@ import dagster as dg
 
 from langchef_pipeline import comparison, drift, gates, inputs, reporting, scoring
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
+from langchef_pipeline.refusals import refused_readouts
 from langchef_pipeline.sensors import experiment_designs
 from langchef_pipeline.storage import StepValueStorage
 
@@ -28,4 +29,4 @@ RESOURCES = {"workspace": WorkspaceResource(), "judge": JudgeResource(),
 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=RESOURCES,
                       executor=dg.in_process_executor,
                       jobs=[drift.rejudge_anchors], schedules=[drift.anchor_schedule()],
-                      sensors=[experiment_designs])
+                      sensors=[experiment_designs, refused_readouts])

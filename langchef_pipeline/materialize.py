@@ -8,7 +8,6 @@ sentence of the first blocking check (or step) that stopped it.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import dagster as dg
@@ -17,15 +16,12 @@ from langchef_core.inputs.workspace import Workspace
 from langchef_pipeline.definitions import ASSETS, CHECKS
 from langchef_pipeline.partitions import experiments
 from langchef_pipeline.progress import report_to
+from langchef_pipeline.refusals import PUBLISHED_BY_CLI, failure_reasons, publish_refusal
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 from langchef_pipeline.storage import StepValueStorage
 
 # In process the reasons are reported by the caller; Dagster's own console log would bury
 # them under step events (the UI and the event log keep every event either way).
-# "langchef_core.inputs.errors.InputError: goldens/qa.jsonl …" → "goldens/qa.jsonl …"
-CLASS_PREFIX = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Violation|Refusal|Failed"
-                          r"|Fit)\w*: ")
-
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
@@ -57,7 +53,8 @@ def materialize_experiment(workspace: Workspace, experiment: str, *,
                                                 reports=str(workspace.reports_root) if workspace.reports_root else None),
                  "judge": JudgeResource(), "io_manager": StepValueStorage()}
     return dg.materialize([*ASSETS, *CHECKS], partition_key=experiment, instance=instance,
-                          resources=resources, raise_on_error=False, run_config=QUIET)
+                          resources=resources, raise_on_error=False, run_config=QUIET,
+                          tags=PUBLISHED_BY_CLI)
 
 
 def readout_experiment(workspace: Workspace, experiment: str, *,
@@ -77,47 +74,6 @@ def readout_experiment(workspace: Workspace, experiment: str, *,
         failed.report_path = publish_refusal(workspace, experiment, failed.reasons)
         raise failed
     return Path(result.output_for_node("readout_report").readout_path)
-
-
-def publish_refusal(workspace: Workspace, experiment: str, reasons: list[str]) -> str | None:
-    """Publish the refused readout as the next version (a page that says which check refused
-    and why, never a verdict) and refresh the index; the path of its page, or None when it
-    could not be written (the refusal itself is still reported)."""
-    from datetime import datetime, timezone
-
-    from langchef_core.designs.ledger import Ledger
-    from langchef_core.inputs.errors import InputError
-    from langchef_core.readout.publish import publish_readout
-    from langchef_core.readout.refusal import refusal_document
-    from langchef_core.report import render_report, template_sha256, write_index
-    now = datetime.now(timezone.utc)
-    try:
-        document = refusal_document(workspace, experiment, reasons)
-        with Ledger.for_workspace(workspace) as ledger:
-            published = publish_readout(workspace.reports, document, created_at=now,
-                                        render_html=render_report, ledger=ledger,
-                                        manifest={"template_sha256": template_sha256(),
-                                                  "inputs": document["inputs"]})
-        write_index(workspace.reports, now)
-    except (InputError, OSError):
-        return None
-    return published.report_path
-
-
-def failure_reasons(result: dg.ExecuteInProcessResult) -> list[str]:
-    """Blocking check failures first (they say why), then failed steps."""
-    reasons, check_steps = [], set()
-    for evaluation in result.get_asset_check_evaluations():
-        check_steps.add(f"{evaluation.asset_key.to_python_identifier()}_{evaluation.check_name}")
-        if not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR:
-            reasons.append(f"{evaluation.check_name}: {evaluation.description}")
-    for event in result.get_step_failure_events():
-        if event.step_key in check_steps:
-            continue  # a blocking check's failure: its evaluation above says why
-        data = event.step_failure_data
-        message = data.user_failure_data.description if data.user_failure_data else None
-        reasons.append(f"{event.step_key}: {message or _innermost(data.error)}")
-    return reasons
 
 
 def first_place(result: dg.ExecuteInProcessResult) -> dict:
@@ -143,18 +99,3 @@ def failure_tables(result: dg.ExecuteInProcessResult) -> list[str]:
         if table is not None:
             tables.append(f"## {evaluation.check_name}\n\n{getattr(table, 'value', table)}")
     return tables
-
-
-def _innermost(error) -> str:
-    """Dagster wraps a step's exception; the user's own message is the deepest cause,
-    without the exception's class name (``langchef_core.inputs.errors.InputError: …``)."""
-    if error is None:
-        return "failed"
-    while error.cause is not None:
-        error = error.cause
-    message = error.message.strip().splitlines()[-1]
-    name = getattr(error, "cls_name", None)
-    for prefix in ([f"{name}: "] if name else []):
-        if prefix in message:
-            message = message.split(prefix, 1)[1]
-    return CLASS_PREFIX.sub("", message)
