@@ -102,7 +102,11 @@ def verdict_line(readout: dict) -> str:
     elif answer.noninferiority:
         line += (f"  non-inferiority {answer.noninferiority} at "
                  f"-{unsigned_size(primary['margin'], rate)}")
-    if primary["verdict"] == "inconclusive":
+    if primary["verdict"] == "inconclusive" and readout.get("sequential"):
+        # A sequential look's limit is what the rest of its budget could still resolve.
+        line += ("  (the remaining budget could resolve: "
+                 f"{unsigned_size(primary['detection_limit'], rate)})")
+    elif primary["verdict"] == "inconclusive":
         line += ("  (smallest effect this run could have seen: "
                  f"{unsigned_size(primary['detection_limit'], rate)})")
     if not readout["gate"]["passed"]:

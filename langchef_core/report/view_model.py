@@ -228,7 +228,7 @@ def build_report_view(readout: Mapping, created_at: datetime) -> ReportView:
     primary = section_of(readout, "primary")
     design = readout.get("design") or {}
     unit = metric_unit(primary)
-    verdict = _verdict(primary, design, unit, readout.get("slices"))
+    verdict = _verdict(primary, design, unit, readout.get("slices"), readout.get("sequential"))
     attribution = _attribution(readout, primary)
     breached = [entry for entry in readout.get("guardrails") or () if entry.get("breached")]
     breach_sentences = {str(entry.get("sentence")) for entry in breached}
@@ -386,7 +386,7 @@ def _header(readout, design, created_at) -> Header:
         gate_passed=gate.get("passed"), gate_reasons=tuple(gate.get("reasons") or ()))
 
 
-def _verdict(primary, design, unit, slices=None) -> Verdict:
+def _verdict(primary, design, unit, slices=None, sequential=None) -> Verdict:
     key = need_field(primary, "verdict", "primary")
     if key not in VERDICT_WORDS:
         raise ValueError(f"readout field primary.verdict must be one of {sorted(VERDICT_WORDS)}, "
@@ -397,6 +397,11 @@ def _verdict(primary, design, unit, slices=None) -> Verdict:
     outcome = primary.get("noninferiority")
     word, tone, against_zero = VERDICT_WORDS[key], TONES[key], None
     caveat = limit_caveat(primary)
+    # A sequential readout's limit is what its remaining budget could still resolve, not
+    # what this look could have seen: its own sentence says which.
+    sequential_limit = (str(sequential["detection_limit_sentence"])
+                        if isinstance(sequential, Mapping)
+                        and sequential.get("detection_limit_sentence") else None)
     if kind == "non_inferiority" and outcome in NI_SENTENCES and primary.get("margin") is not None:
         word, tone = outcome.upper(), NI_TONES[outcome]
         if caveat:  # the caveat is about the reading against zero, not about the margin
@@ -408,7 +413,7 @@ def _verdict(primary, design, unit, slices=None) -> Verdict:
         key=key, word=word, tone=tone, sentence=verdict_sentence(primary, unit, kind),
         kind=kind, margin=primary.get("margin"), against_zero=against_zero,
         weighted=_weighted_readings(slices, unit),
-        limit_sentence=limit_sentence(primary, unit), limit_caveat=caveat,
+        limit_sentence=sequential_limit or limit_sentence(primary, unit), limit_caveat=caveat,
         inconclusive=key == "inconclusive",
         metric=str(primary.get("metric") or design.get("primary") or "primary metric"),
         unit=unit, estimate=estimate_of(primary, unit), level=level(primary.get("alpha", 0.05)),

@@ -46,6 +46,9 @@ def test_the_planted_regression_stops_the_run_early(demo_workspace):
     assert readout["gate"]["passed"] is False and readout_gate(readout).passed is False
     html = (path.parent / "index.html").read_text()
     assert '<svg class="sequence"' in html and "stopped early at n =" in html
+    # The verdict box states the budget's limit as such, not as what this look could have seen.
+    assert "smallest effect this run could have seen" not in html
+    assert f"With the remaining {MAX_GOLDENS - expected['n']} goldens of the budget" in html
 
 
 def test_a_later_look_is_counted_without_a_repeated_look_warning(demo_workspace):
