@@ -67,3 +67,29 @@ def postgres_url(monkeypatch):
     monkeypatch.setenv("LANGCHEF_DATABASE_URL", url)
     yield url
     drop_schema(base, name)
+
+
+@pytest.fixture
+def dagster_home(tmp_path, monkeypatch):
+    """A DAGSTER_HOME holding deploy/dagster.yaml, its storage in a fresh PostgreSQL database
+    (Dagster keeps its tables in the database's default schema, so each test gets its own
+    database rather than a schema). Yields the folder; LANGCHEF_DAGSTER_PG_URL is set."""
+    import shutil
+    from pathlib import Path
+
+    import psycopg2
+    base = server_url(TEST_DAGSTER_URL_VARIABLE)
+    name = f"dagster_{uuid.uuid4().hex[:12]}"
+    admin = psycopg2.connect(base.replace("+psycopg2", ""))
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f"CREATE DATABASE {name}")
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "deploy" / "dagster.yaml", home)
+    monkeypatch.setenv("LANGCHEF_DAGSTER_PG_URL", base.rsplit("/", 1)[0] + "/" + name)
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    yield home
+    with admin.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    admin.close()
