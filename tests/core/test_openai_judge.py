@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import json
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,8 +40,11 @@ class ChatServer:
     def __init__(self, *, latency_s: float = 0.0, default=None, keep_bodies: bool = True):
         self.script: dict[str, list[tuple]] = {}
         self.requests: list[dict] = []
-        self.asked: collections.Counter = collections.Counter()
+        self.asked: collections.Counter = collections.Counter()     # by question
+        self.messages: collections.Counter = collections.Counter()  # by the whole item asked
         self.latency_s, self.default, self.keep_bodies = latency_s, default, keep_bodies
+        self.open = threading.Event()  # cleared by hold(): requests wait, uncounted
+        self.open.set()
         self.in_flight = self.max_in_flight = 0
         self.lock = threading.Lock()
         server = self
@@ -77,12 +81,24 @@ class ChatServer:
     def calls(self) -> int:
         return sum(self.asked.values())
 
+    def hold(self) -> None:
+        """Stop answering: requests that arrive now wait, not counted, until release()."""
+        self.open.clear()
+
+    def release(self) -> None:
+        self.open.set()
+
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         body = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
+        if not self.open.is_set():
+            self.open.wait()
+            if _peer_closed(handler.connection):
+                return  # its client died while held: the request never reached the "model"
         question = QUESTION.search(body["messages"][1]["content"]).group(1)
         with self.lock:
             attempt = self.asked[question]
             self.asked[question] += 1
+            self.messages[body["messages"][1]["content"]] += 1
             if self.keep_bodies:
                 self.requests.append({"question": question, "path": handler.path, "body": body,
                                       "authorization": handler.headers.get("Authorization")})
@@ -121,6 +137,19 @@ class ChatServer:
             handler.send_header(name, value)
         handler.end_headers()
         handler.wfile.write(payload)
+
+
+def _peer_closed(connection) -> bool:
+    """True when the client has closed its end (its whole request was read already)."""
+    connection.setblocking(False)
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        connection.setblocking(True)
 
 
 @pytest.fixture
