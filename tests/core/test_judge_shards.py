@@ -16,8 +16,10 @@ import pytest
 from langchef_core.inputs.errors import InputError
 from langchef_core.scoring.judges import JudgeBudgetError
 from langchef_core.scoring.judges.cache import VerdictCache
+from langchef_core.scoring.judges.cache_postgres import PostgresVerdictCache
 from langchef_core.scoring.judges.shards import judge_shard, plan_shards, shard_of, shares
 from tests.core.test_openai_judge import ChatServer, make_judge, verdict
+from tests.postgres import postgres_url  # noqa: F401 - the fixture
 
 
 def graded(question: str) -> tuple:
@@ -128,3 +130,19 @@ def test_a_judge_that_calls_no_model_gets_one_empty_shard():
     assert (shard.shards, shard.size) == (1, 0)
     assert judge_shard(object(), shard).calls == 0
     assert json.dumps(shard.key) == '"shard_000"'
+
+
+def test_shards_share_the_postgresql_verdict_cache(server, tmp_path, postgres_url):  # noqa: F811
+    items = runs(40)
+    judge = make_judge(server, max_concurrency=4, cache_path=tmp_path / "unused.sqlite")
+    plan = plan_shards(judge, items, 4)
+    threads = [threading.Thread(target=judge_shard, args=(judge, shard)) for shard in plan]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert server.calls == 80 and not (tmp_path / "unused.sqlite").exists()
+    assert all(shard.pending == 0 for shard in plan_shards(judge, items, 4))  # all cached now
+    cache = PostgresVerdictCache(postgres_url)
+    assert cache.count(judge.id) == 80
+    cache.close()

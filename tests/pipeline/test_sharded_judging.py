@@ -31,7 +31,7 @@ from tests.core.test_openai_judge import ChatServer
 from tests.pipeline.factory import APPROVED_AT, write_jsonl
 from tests.reliability.conftest import environment
 
-GOLDENS = int(os.environ.get("LANGCHEF_SHARD_TEST_GOLDENS", 10_000))
+GOLDENS = int(os.environ.get("LANGCHEF_SHARD_TEST_GOLDENS", "10000"))
 CONCURRENCY = 16
 DESIGN = """\
 experiment: judged
