@@ -3,6 +3,7 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+DAGSTER_POSTGRES := dagster-postgres==0.29.27
 DEMO_WORKSPACE ?= demo-workspace
 
 .PHONY: test tools demo dev bench lock clean
@@ -11,6 +12,10 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24,<27"
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,inspect]'
+	# The PostgreSQL Dagster storage (deploy/dagster.yaml). 0.29.27 is the newest release and
+	# declares dagster==1.13.27; ours is 1.13.28 (a patch apart: its SQL storage works as is),
+	# so it is installed without its dependency pin. `pip check` reports that skew.
+	$(PY) -m pip install --quiet --no-deps $(DAGSTER_POSTGRES)
 	touch $(STAMP)
 
 # The eval tools whose real logs tests/importers/ imports (lm-eval, promptfoo); Inspect AI is

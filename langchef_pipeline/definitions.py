@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from langchef_pipeline import comparison, drift, gates, inputs, reporting, scoring
+from langchef_pipeline import comparison, drift, gates, inputs, judging, reporting, scoring
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 from langchef_pipeline.refusals import refused_readouts
 from langchef_pipeline.sensors import experiment_designs
@@ -10,7 +10,7 @@ from langchef_pipeline.storage import StepValueStorage
 
 ASSETS = [inputs.design, inputs.goldens, inputs.arm_runs, inputs.qrels, inputs.pools, drift.anchors,
           drift.anchor_judgements,
-          scoring.item_scores, comparison.retrieval_comparison, comparison.paired_comparison,
+          judging.judge_verdicts, scoring.item_scores, comparison.retrieval_comparison, comparison.paired_comparison,
           comparison.criterion_attribution, comparison.slice_comparison, comparison.cost_comparison,
           reporting.readout, reporting.readout_report,
           reporting.report_index]
@@ -28,5 +28,5 @@ RESOURCES = {"workspace": WorkspaceResource(), "judge": JudgeResource(),
 
 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, resources=RESOURCES,
                       executor=dg.in_process_executor,
-                      jobs=[drift.rejudge_anchors], schedules=[drift.anchor_schedule()],
+                      jobs=[drift.rejudge_anchors, judging.sharded_judging], schedules=[drift.anchor_schedule()],
                       sensors=[experiment_designs, refused_readouts])

@@ -29,10 +29,14 @@ class JudgeResource(dg.ConfigurableResource):
     """Builds the judge a design pins, with a verdict cache in the workspace.
 
     The design decides *which* judge (its kind, model, prompt version, thresholds: the judge
-    id); this resource only says where its cache lives.
+    id); this resource only says where its cache lives and in how many shards it judges.
     """
 
     cache_path: str | None = None
+    # Judging steps for a model-calling judge (judge_verdicts): run in parallel by the
+    # multiprocess, Celery or Kubernetes executor. An operator's choice, not the design's:
+    # it changes how verdicts are obtained, never what they are.
+    shards: int = 1
 
     def for_design(self, design: Design, workspace: Workspace) -> Judge | None:
         """The pinned judge, or None for a design that pins none (accuracy, retrieval)."""

@@ -14,9 +14,10 @@ from langchef_pipeline.resources import JudgeResource, WorkspaceResource
 
 @dg.asset(partitions_def=experiments, group_name="scoring", kinds={"python"})
 @measured
-def item_scores(design: DesignState, goldens: TableLoad, arm_runs: dict,
+def item_scores(design: DesignState, goldens: TableLoad, arm_runs: dict, judge_verdicts: dict,
                 workspace: WorkspaceResource, judge: JudgeResource) -> dg.MaterializeResult:
-    """Per-golden verdicts of both arms (judge verdict + cited criterion), paired by golden."""
+    """Per-golden verdicts of both arms (judge verdict + cited criterion), paired by golden.
+    A model judge's verdicts come from the cache judge_verdicts filled."""
     state = design.design
     runs = {arm: load.frame for arm, load in arm_runs.items()}
     files = {arm: load.label for arm, load in arm_runs.items()}
@@ -24,7 +25,8 @@ def item_scores(design: DesignState, goldens: TableLoad, arm_runs: dict,
         else None
     scores: ItemScores = score_items(state, goldens.frame, runs, scorer, files)
     frame = scores.frame
-    metadata = {"goldens": len(frame), "judge": dg.MetadataValue.text(scores.judge_id or "(none)")}
+    metadata = {"goldens": len(frame), "judge": dg.MetadataValue.text(scores.judge_id or "(none)"),
+                "judged in shards": judge_verdicts["shards"]}
     if "baseline_pass" in frame.columns:
         metadata["baseline passes"] = int(frame["baseline_pass"].sum())
         metadata["variant passes"] = int(frame["variant_pass"].sum())

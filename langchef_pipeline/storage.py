@@ -38,7 +38,10 @@ class StepValues(dg.IOManager):
         self.base = base
 
     def _path(self, context) -> Path:
-        return self.base.joinpath(*context.get_asset_identifier())
+        if context.has_asset_key:
+            return self.base.joinpath(*context.get_asset_identifier())
+        # A step inside a graph-backed asset (a judging shard): run id, step key, output.
+        return self.base.joinpath(*context.get_identifier())
 
     def handle_output(self, context: dg.OutputContext, obj) -> None:
         path = self._path(context)

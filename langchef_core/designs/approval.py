@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .._version import __version__
+from ..inputs.database import database_url, redacted
 from ..inputs.errors import InputError
 from ..inputs.workspace import Workspace
 from ..stats.records import Record
@@ -243,9 +244,10 @@ def verified_approval(workspace: Workspace, experiment: str) -> Approval | None:
 def _ledger_problem(workspace: Workspace, approval: Approval) -> str | None:
     """Why the ledger does not back this approval file, or None when it does."""
     from .ledger import Ledger  # the ledger module builds on this one
-    ledger_file = workspace.relative(workspace.ledger)
+    url = database_url()  # a team's ledger in PostgreSQL, else the workspace's file
+    ledger_file = redacted(url) if url else workspace.relative(workspace.ledger)
     entries = []
-    if workspace.ledger.exists():
+    if url or workspace.ledger.exists():
         with Ledger.for_workspace(workspace) as ledger:
             entries = [entry for entry in ledger.approvals(approval.experiment)
                        if entry.design_sha256 == approval.design_sha256]

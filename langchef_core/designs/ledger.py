@@ -23,8 +23,8 @@ whole chain consistently still contradicts the reports already published.
 
 Locks. :meth:`Ledger.exclusive` serialises publishing per experiment. On SQLite it is an
 advisory lock on a file beside the ledger (``langchef.sqlite.locks/<experiment>.lock``);
-a PostgreSQL ledger would take a row lock (``SELECT … FOR UPDATE`` on the experiment's
-row) or an advisory transaction lock instead, behind the same method.
+the PostgreSQL ledger (ledger_postgres.py, chosen by ``LANGCHEF_DATABASE_URL``) takes an
+advisory lock on the experiment instead, behind the same method.
 """
 
 from __future__ import annotations
@@ -230,6 +230,13 @@ class Ledger:
 
     @classmethod
     def for_workspace(cls, workspace: Workspace) -> "Ledger":
+        """The workspace's ledger: PostgreSQL when ``LANGCHEF_DATABASE_URL`` is set
+        (ledger_postgres.py), else the SQLite file in the workspace."""
+        from ..inputs.database import database_url
+        url = database_url()
+        if url is not None:
+            from .ledger_postgres import PostgresLedger
+            return PostgresLedger(url)
         return cls(workspace.ledger)
 
     def __enter__(self) -> "Ledger":
@@ -351,8 +358,7 @@ class Ledger:
         if not self._has_chain():
             return GENESIS
 
-        triggers = {name for (name,) in self._connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+        triggers = self._trigger_names()
         for table in (*self._chained_tables(), "chain"):
             for suffix in ("refuse_update", "refuse_delete"):
                 if f"{table}_{suffix}" not in triggers:
@@ -376,6 +382,10 @@ class Ledger:
             if extra:
                 broken(table, extra[0], "was added outside langchef (it has no chain link)")
         return previous
+
+    def _trigger_names(self) -> set[str]:
+        return {name for (name,) in self._connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
 
     def _insert(self, table: str, values: dict) -> int:
         """INSERT one row and its chain link; the caller holds the transaction."""

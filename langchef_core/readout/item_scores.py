@@ -11,6 +11,7 @@ import pandas as pd
 from ..inputs.ids import isin
 from ..designs.model import Design
 from ..inputs.errors import InputError
+from ..stats.training_runs import parse_seed_run
 from .experiment import BASELINE, VARIANT, goldens_columns, has_seeds, runs_by_arm
 
 
@@ -56,10 +57,7 @@ def _verdicts(run: pd.DataFrame, goldens: pd.DataFrame, judge, source: str,
     """One run's verdicts by example_id (the goldens give each item its input and ideal),
     each cited criterion in the design's spelling (judges may cite ``Correctness`` for the
     design's ``correctness``)."""
-    base = goldens[[c for c in ("example_id", "input", "ideal") if c in goldens.columns]]
-    items = run.merge(base, on="example_id", how="inner")
-    items.index = run.index[isin(run["example_id"], base["example_id"])]
-    verdicts = judge.judge(items, source=source).set_index("example_id")
+    verdicts = judge.judge(judged_items(run, goldens), source=source).set_index("example_id")
     def spelled(cited):
         return design.criterion_named(cited) or cited if cited is not None else None
     # Looked up once per distinct criterion: a suite cites a handful, over many rows.
@@ -68,6 +66,26 @@ def _verdicts(run: pd.DataFrame, goldens: pd.DataFrame, judge, source: str,
     verdicts["criterion"] = [spelling[cited] if isinstance(cited, str) else spelled(cited)
                              for cited in verdicts["criterion"]]
     return verdicts
+
+
+def judged_items(run: pd.DataFrame, goldens: pd.DataFrame) -> pd.DataFrame:
+    """What the judge reads of one run: its answers with each golden's input and ideal."""
+    base = goldens[[c for c in ("example_id", "input", "ideal") if c in goldens.columns]]
+    items = run.merge(base, on="example_id", how="inner")
+    items.index = run.index[isin(run["example_id"], base["example_id"])]
+    return items
+
+
+def items_to_judge(design: Design, goldens: pd.DataFrame,
+                   runs: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Every run the readout will judge (seeds included), by run label, as the judge reads
+    it: what sharded judging (scoring.judges.shards) spreads over workers ahead of the
+    readout. Empty for a design that is not judged."""
+    if design.primary != "pass_rate":
+        return {}
+    arms = {design.arms.baseline, design.arms.variant}
+    return {label: judged_items(run, goldens) for label, run in sorted(runs.items())
+            if parse_seed_run(label)[0] in arms}
 
 
 def _seeded_scores(design, paired, goldens, runs, judge, files) -> ItemScores:

@@ -7,8 +7,10 @@ verdict" for one item and "always 500" for another, and then count what arrived.
 
 from __future__ import annotations
 
+import collections
 import json
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,11 +31,20 @@ def verdict(body: dict) -> tuple:
 
 
 class ChatServer:
-    """A scriptable chat-completions endpoint that counts requests and requests in flight."""
+    """A scriptable chat-completions endpoint that counts requests and requests in flight.
 
-    def __init__(self):
+    ``latency_s`` delays every answer (a model's fixed think time); ``default`` answers a
+    question the script does not name (``question -> step``); with ``keep_bodies`` off only
+    the per-question counts are kept (10^4-item runs)."""
+
+    def __init__(self, *, latency_s: float = 0.0, default=None, keep_bodies: bool = True):
         self.script: dict[str, list[tuple]] = {}
         self.requests: list[dict] = []
+        self.asked: collections.Counter = collections.Counter()     # by question
+        self.messages: collections.Counter = collections.Counter()  # by the whole item asked
+        self.latency_s, self.default, self.keep_bodies = latency_s, default, keep_bodies
+        self.open = threading.Event()  # cleared by hold(): requests wait, uncounted
+        self.open.set()
         self.in_flight = self.max_in_flight = 0
         self.lock = threading.Lock()
         server = self
@@ -64,17 +75,38 @@ class ChatServer:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def count(self, question: str) -> int:
-        return sum(request["question"] == question for request in self.requests)
+        return self.asked[question]
+
+    @property
+    def calls(self) -> int:
+        return sum(self.asked.values())
+
+    def hold(self) -> None:
+        """Stop answering: requests that arrive now wait, not counted, until release()."""
+        self.open.clear()
+
+    def release(self) -> None:
+        self.open.set()
 
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         body = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
+        if not self.open.is_set():
+            self.open.wait()
+            if _peer_closed(handler.connection):
+                return  # its client died while held: the request never reached the "model"
         question = QUESTION.search(body["messages"][1]["content"]).group(1)
         with self.lock:
-            attempt = self.count(question)
-            self.requests.append({"question": question, "path": handler.path, "body": body,
-                                  "authorization": handler.headers.get("Authorization")})
-            steps = self.script.get(question, [verdict(PASSING)])
+            attempt = self.asked[question]
+            self.asked[question] += 1
+            self.messages[body["messages"][1]["content"]] += 1
+            if self.keep_bodies:
+                self.requests.append({"question": question, "path": handler.path, "body": body,
+                                      "authorization": handler.headers.get("Authorization")})
+            steps = self.script.get(question) or [
+                self.default(question) if self.default else verdict(PASSING)]
         step = steps[min(attempt, len(steps) - 1)]
+        if self.latency_s:
+            time.sleep(self.latency_s)
         if step[0] == "slow":
             time.sleep(step[1])
             step = step[2]
@@ -105,6 +137,19 @@ class ChatServer:
             handler.send_header(name, value)
         handler.end_headers()
         handler.wfile.write(payload)
+
+
+def _peer_closed(connection) -> bool:
+    """True when the client has closed its end (its whole request was read already)."""
+    connection.setblocking(False)
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        connection.setblocking(True)
 
 
 @pytest.fixture

@@ -9,6 +9,9 @@ run calls the endpoint only for what is missing.
 Every operation opens its own short-lived connection: several threads of one process and
 several processes (a Dagster run and a CLI call) can share the file, and SQLite's own
 locking (with a busy timeout) serialises the writes.
+
+With ``LANGCHEF_DATABASE_URL`` set, :func:`open_verdict_cache` returns the PostgreSQL cache
+(cache_postgres.py) instead: same keys, same rows, shared by a team.
 """
 
 from __future__ import annotations
@@ -44,6 +47,17 @@ class CachedVerdict:
 def default_cache_path(workspace_root: str | Path) -> Path:
     """``<workspace>/verdict_cache.sqlite``."""
     return Path(workspace_root) / CACHE_FILE_NAME
+
+
+def open_verdict_cache(path: str | Path):
+    """The verdict cache to use: PostgreSQL when the operator configured
+    ``LANGCHEF_DATABASE_URL``, else the SQLite file at ``path``."""
+    from ...inputs.database import database_url
+    url = database_url()
+    if url is None:
+        return VerdictCache(path)
+    from .cache_postgres import PostgresVerdictCache
+    return PostgresVerdictCache(url)
 
 
 class VerdictCache:
@@ -83,6 +97,9 @@ class VerdictCache:
                 return connection.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
             return connection.execute("SELECT COUNT(*) FROM verdicts WHERE judge_id = ?",
                                       (judge_id,)).fetchone()[0]
+
+    def close(self) -> None:
+        """Nothing to release: every operation closes its own connection."""
 
     def _connect(self) -> "_Closing":
         return _Closing(sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S))

@@ -69,7 +69,7 @@ import pandas as pd
 
 from .base import (FAIL, PASS, Item, Judge, JudgeError, Judgement, JudgeUsage, as_items, judge_id,
                    verdict_frame)
-from .cache import CachedVerdict, VerdictCache
+from .cache import CachedVerdict, VerdictCache, open_verdict_cache
 
 KIND = "openai_compatible"
 API_KEY_VARIABLE = "LANGCHEF_JUDGE_API_KEY"
@@ -292,7 +292,14 @@ class OpenAICompatibleJudge(Judge):
     def run(self, items: pd.DataFrame, *, source: str | None = None) -> Judgement:
         parsed = as_items(items, source=source)
         keys = [item.content_sha256() for item in parsed]
-        cache = VerdictCache(self.cache_path) if self.cache_path is not None else None
+        cache = open_verdict_cache(self.cache_path) if self.cache_path is not None else None
+        try:
+            return self._run(parsed, keys, cache, items.index)
+        finally:
+            if cache is not None:
+                cache.close()
+
+    def _run(self, parsed: list[Item], keys: list[str], cache, index) -> Judgement:
         known = cache.get_many(self.id, keys) if cache is not None else {}
         pending: dict[str, Item] = {}
         for key, item in zip(keys, parsed):
@@ -314,7 +321,7 @@ class OpenAICompatibleJudge(Judge):
         usage = JudgeUsage(items=len(parsed), calls=session.calls if session else 0,
                            cache_hits=sum(key in known for key in keys),
                            retries=session.retries if session else 0)
-        return Judgement(verdict_frame(rows, items.index), usage)
+        return Judgement(verdict_frame(rows, index), usage)
 
     def messages(self, item: Item) -> list[dict]:
         """The chat messages for one item: the version's template with the criteria listed."""

@@ -1,0 +1,87 @@
+"""Sharded judging: a model-calling judge's work spread over parallel steps, ahead of
+item_scores (langchef_core.scoring.judges.shards says how shards are cut and what each may
+spend).
+
+``judge_verdicts`` is a graph-backed asset: ``plan_judging`` cuts the items into shards,
+``judge_shard`` runs once per shard as its own step (``judge_shard[shard_003]`` in the run's
+timeline, with its own logs, retries and progress lines), and ``merge_judging`` adds up what
+the shards did. Every verdict goes to the shared verdict cache as it arrives, so item_scores
+then reads all of them from there, exactly as an unsharded run would have.
+
+The number of shards is the judge resource's ``shards`` (run config:
+``resources: {judge: {config: {shards: 8}}}``); the steps run in parallel under the
+``sharded_judging`` job's multiprocess executor, or any executor a deployment configures.
+"""
+
+import dagster as dg
+
+from langchef_core.inputs.loading import TableLoad
+from langchef_core.readout.experiment import DesignState
+from langchef_core.readout.item_scores import items_to_judge
+from langchef_core.scoring.judges.shards import ShardResult, plan_shards
+from langchef_core.scoring.judges.shards import judge_shard as judge_one_shard
+from langchef_pipeline.partitions import experiments
+from langchef_pipeline.resources import JudgeResource, WorkspaceResource
+
+
+@dg.op(out=dg.DynamicOut())
+def plan_judging(context: dg.OpExecutionContext, design: DesignState, goldens: TableLoad,
+                 arm_runs: dict, workspace: WorkspaceResource, judge: JudgeResource):
+    """Cut the items into shards by a hash of example_id (one empty shard for a judge that
+    calls no model); refuses before any call when the budget cannot cover the plan."""
+    state = design.design
+    scorer = judge.for_design(state, workspace.get()) if state.primary == "pass_rate" else None
+    items = items_to_judge(state, goldens.frame, {arm: load.frame for arm, load in arm_runs.items()})
+    plan = plan_shards(scorer, items, judge.shards if scorer is not None else 1)
+    context.log.info(f"{sum(shard.size for shard in plan):,} items in {len(plan)} shard(s), "
+                     f"{sum(shard.pending for shard in plan):,} not in the verdict cache")
+    for shard in plan:
+        yield dg.DynamicOutput((scorer, shard), mapping_key=shard.key)
+
+
+# pool: a deployment caps judging steps across all runs with
+# `dagster instance concurrency set langchef_judge N` (no limit set: no cap).
+@dg.op(retry_policy=dg.RetryPolicy(max_retries=2, delay=2.0), pool="langchef_judge")
+def judge_shard(context: dg.OpExecutionContext, work) -> ShardResult:
+    """Judge one shard; a retry or a re-run pays only for verdicts not yet cached."""
+    scorer, shard = work
+
+    def progress(done: int, total: int) -> None:
+        context.log.info(f"{shard.key} of {shard.shards}: {done:,}/{total:,} items judged")
+
+    result = judge_one_shard(scorer, shard, progress=progress)
+    context.add_output_metadata({"items": result.items, "calls": result.calls,
+                                 "cache hits": result.cache_hits, "retries": result.retries})
+    return result
+
+
+@dg.op
+def merge_judging(results: list[ShardResult]) -> dg.Output:
+    """What every shard did, in shard order."""
+    ordered = sorted(results, key=lambda result: result.index)
+    rows = "\n".join(f"| {r.index} | {r.items:,} | {r.calls:,} | {r.cache_hits:,} | {r.retries} |"
+                     for r in ordered)
+    table = "| shard | items | calls | cache hits | retries |\n|---|---|---|---|---|\n" + rows
+    summary = {"shards": len(ordered), "items": sum(r.items for r in ordered),
+               "calls": sum(r.calls for r in ordered),
+               "cache_hits": sum(r.cache_hits for r in ordered)}
+    return dg.Output(summary, metadata={**summary, "per shard": dg.MetadataValue.md(table)})
+
+
+@dg.graph_asset(partitions_def=experiments, group_name="scoring", kinds={"python"})
+def judge_verdicts(design: DesignState, goldens: TableLoad, arm_runs: dict):
+    """Every answer judged by the pinned model judge, shard by shard, into the verdict cache."""
+    return merge_judging(plan_judging(design, goldens, arm_runs).map(judge_shard).collect())
+
+
+# The judging of an experiment on its own, each shard in its own process: run it with
+# `resources: {judge: {config: {shards: N}}}`, then read out as usual (item_scores finds
+# every verdict in the cache). forkserver with preloaded modules: each step process forks
+# from one that has imported dagster and langchef already, instead of starting a fresh
+# interpreter per shard (on two cores, eight spawned steps were slower than one).
+sharded_judging = dg.define_asset_job(
+    "sharded_judging", selection=dg.AssetSelection.assets(judge_verdicts).upstream(),
+    executor_def=dg.multiprocess_executor,
+    config={"execution": {"config": {"start_method": {"forkserver": {"preload_modules": [
+        "dagster", "pandas", "langchef_pipeline.definitions"]}}}}},
+    description="Judge an experiment's answers in parallel shards (see langchef_pipeline/judging.py).")

@@ -1,0 +1,48 @@
+"""Run the ``sharded_judging`` job the way a deployment does: a persistent instance
+($DAGSTER_HOME), the multiprocess executor, one step process per shard. Used by
+test_sharded_judging.py and benchmarks/bench_sharded_judging.py in a fresh interpreter:
+
+    python -c "from tests.pipeline.sharded_job import main; main()" EXPERIMENT SHARDS
+
+($LANGCHEF_WORKSPACE names the workspace.) Prints one JSON line: success, run id, seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import dagster as dg
+
+PRELOAD = ["dagster", "pandas", "langchef_pipeline.definitions"]
+
+
+def sharded_judging_job() -> dg.JobDefinition:
+    """Reconstructable in each step process (execute_job re-imports it by module name)."""
+    from langchef_pipeline.definitions import defs
+    return defs.resolve_job_def("sharded_judging")
+
+
+def run_config(shards: int) -> dict:
+    return {"execution": {"config": {"max_concurrent": shards, "start_method": {
+                "forkserver": {"preload_modules": PRELOAD}}}},
+            "resources": {"judge": {"config": {"shards": shards}}},
+            "loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+def main() -> None:
+    experiment, shards = sys.argv[1], int(sys.argv[2])
+    instance = dg.DagsterInstance.get()
+    if not instance.has_dynamic_partition("experiments", experiment):
+        instance.add_dynamic_partitions("experiments", [experiment])
+    started = time.perf_counter()
+    result = dg.execute_job(dg.reconstructable(sharded_judging_job), instance=instance,
+                            run_config=run_config(shards),
+                            tags={"dagster/partition": experiment}, raise_on_error=False)
+    seconds = time.perf_counter() - started
+    steps = sorted({event.step_key for event in result.all_events
+                    if event.is_step_success and event.step_key})
+    print(json.dumps({"success": result.success, "run_id": result.run_id,
+                      "seconds": round(seconds, 2), "steps": steps}), flush=True)
+    instance.dispose()
