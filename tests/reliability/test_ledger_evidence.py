@@ -165,6 +165,9 @@ def test_deleting_the_ledger_does_not_reset_the_look_count(langchef, tmp_path):
     time.sleep(2.5)
     third = langchef("readout", NAME, "--workspace", root, "--json")
     assert third.code == 0, third.stderr
-    readout = json.loads((root / "reports" / NAME / "v3" / "readout.json").read_text())
+    # The refused attempt was published as v3, a refusal record that is not a look (issue 15).
+    refusal = json.loads((root / "reports" / NAME / "v3" / "readout.json").read_text())
+    assert "not recorded in the ledger" in refusal["refused"]["sentence"] and "looks" not in refusal
+    readout = json.loads((root / "reports" / NAME / "v4" / "readout.json").read_text())
     assert readout["looks"]["look_number"] == 3
     assert any(w.get("code") == "repeated_look" for w in readout["warnings"])
