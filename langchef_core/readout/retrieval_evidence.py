@@ -44,15 +44,18 @@ def per_query_evidence(comparison, runs: dict[str, pd.DataFrame], qrels: pd.Data
     metrics = [metric for metric in settings.metrics if metric in here.columns]
     focus = focus if focus in metrics else metrics[0]
     differences = {metric: _differences(wide, metric, queries) for metric in metrics}
-    ranked = {arm: _top_k(RankedRun.from_frame(frame, file=arm).entries, settings.k)
-              for arm, frame in runs.items()}
-    relevant = _relevant(qrels, source)
-    inputs = _inputs(goldens)
     order = sorted(queries, key=lambda query: (differences[focus][query], str(query)))
     lost = [query for query in order if differences[focus][query] < 0][:shown]
     gained = [query for query in reversed(order) if differences[focus][query] > 0][:shown]
     # Among equal gains, the lowest query id first, as among equal losses.
     gained.sort(key=lambda query: (-differences[focus][query], str(query)))
+    # Rankings, labels and inputs are gathered for the shown queries only (10^5-query suites).
+    shown_ids = {str(query) for query in lost + gained}
+    ranked = {arm: _top_k(RankedRun.from_frame(_rows_for(frame, shown_ids), file=arm).entries,
+                          settings.k, shown_ids) if shown_ids else {}
+              for arm, frame in runs.items()}
+    relevant = _relevant(qrels, source, shown_ids)
+    inputs = _inputs(goldens, shown_ids)
 
     def entry(query) -> dict:
         return {"query_id": str(query), "input": inputs.get(str(query)),
@@ -83,9 +86,9 @@ def histogram(values) -> dict:
 
 
 def _differences(wide: dict, metric: str, queries) -> dict:
-    before = wide["baseline"][metric].fillna(0.0)
-    after = wide["variant"][metric].fillna(0.0)
-    return {query: _clean(float(after[query]) - float(before[query])) for query in queries}
+    before = wide["baseline"][metric].fillna(0.0).reindex(queries).to_numpy(dtype=float)
+    after = wide["variant"][metric].fillna(0.0).reindex(queries).to_numpy(dtype=float)
+    return dict(zip(queries, map(_clean, (after - before).tolist())))
 
 
 def _clean(value: float) -> float:
@@ -94,16 +97,24 @@ def _clean(value: float) -> float:
     return 0.0 if value == 0 or not math.isfinite(value) else value
 
 
-def _top_k(entries: pd.DataFrame, k: int) -> dict[str, list[str]]:
-    top = entries[entries["rank"] <= k].sort_values(["query_id", "rank"], kind="stable")
+def _rows_for(run: pd.DataFrame, queries: set[str]) -> pd.DataFrame:
+    """The rows of an (already validated) arm or long run that answer these queries."""
+    column = "example_id" if "example_id" in run.columns else "query_id"
+    return run[run[column].astype(str).isin(queries)]
+
+
+def _top_k(entries: pd.DataFrame, k: int, queries: set[str]) -> dict[str, list[str]]:
+    chosen = (entries["rank"] <= k) & entries["query_id"].astype(str).isin(queries)
+    top = entries[chosen].sort_values(["query_id", "rank"], kind="stable")
     return {str(query): [str(doc) for doc in group["doc_id"]]
             for query, group in top.groupby("query_id", sort=True)}
 
 
-def _relevant(qrels: pd.DataFrame, source: str) -> dict[str, set[str]]:
+def _relevant(qrels: pd.DataFrame, source: str, queries: set[str]) -> dict[str, set[str]]:
     if qrels is None or qrels.empty:
         return {}
-    chosen = qrels[qrels["relevant"].astype(int) == 1]
+    chosen = qrels[(qrels["relevant"].astype(int) == 1)
+                   & qrels["query_id"].astype(str).isin(queries)]
     if source != POOLED and "source" in chosen.columns:
         chosen = chosen[chosen["source"].astype(str) == source]
     out: dict[str, set[str]] = {}
@@ -117,8 +128,9 @@ def _ranking(docs: list[str], relevant: dict, query) -> list[dict]:
     return [{"doc_id": doc, "relevant": doc in positives} for doc in docs]
 
 
-def _inputs(goldens: pd.DataFrame | None) -> dict[str, str]:
+def _inputs(goldens: pd.DataFrame | None, queries: set[str]) -> dict[str, str]:
     if goldens is None or "example_id" not in goldens.columns or "input" not in goldens.columns:
         return {}
+    shown = goldens[goldens["example_id"].astype(str).isin(queries)]
     return {str(key): value if isinstance(value, str) else str(value)
-            for key, value in zip(goldens["example_id"], goldens["input"])}
+            for key, value in zip(shown["example_id"], shown["input"])}
