@@ -82,28 +82,36 @@ class ChatServer:
         return sum(self.asked.values())
 
     def hold(self) -> None:
-        """Stop answering: requests that arrive now wait, not counted, until release()."""
-        self.open.clear()
+        """Stop answering: requests that arrive now wait, not counted, until release(). Once
+        this returns no request is counted until then (the gate is read under the same lock
+        as the counts), so ``calls`` is every answer the clients can still receive."""
+        with self.lock:
+            self.open.clear()
 
     def release(self) -> None:
         self.open.set()
 
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         body = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
-        if not self.open.is_set():
-            self.open.wait()
-            if _peer_closed(handler.connection):
-                return  # its client died while held: the request never reached the "model"
         question = QUESTION.search(body["messages"][1]["content"]).group(1)
-        with self.lock:
-            attempt = self.asked[question]
-            self.asked[question] += 1
-            self.messages[body["messages"][1]["content"]] += 1
-            if self.keep_bodies:
-                self.requests.append({"question": question, "path": handler.path, "body": body,
-                                      "authorization": handler.headers.get("Authorization")})
-            steps = self.script.get(question) or [
-                self.default(question) if self.default else verdict(PASSING)]
+        held = False
+        while True:
+            if held and _peer_closed(handler.connection):
+                return  # its client died while held: the request never reached the "model"
+            with self.lock:  # the gate and the count together: hold() cannot fall between
+                if self.open.is_set():
+                    attempt = self.asked[question]
+                    self.asked[question] += 1
+                    self.messages[body["messages"][1]["content"]] += 1
+                    if self.keep_bodies:
+                        self.requests.append({"question": question, "path": handler.path,
+                                              "body": body,
+                                              "authorization": handler.headers.get("Authorization")})
+                    steps = self.script.get(question) or [
+                        self.default(question) if self.default else verdict(PASSING)]
+                    break
+            held = True
+            self.open.wait()
         step = steps[min(attempt, len(steps) - 1)]
         if self.latency_s:
             time.sleep(self.latency_s)
