@@ -88,6 +88,22 @@ def test_relevance_outside_zero_one(tmp_path, relevant):
     assert (error.file, error.column, error.row) == ("qrels/s.jsonl", "relevant", 2)
 
 
+@pytest.mark.parametrize("column", [[1, 0, 2], [1.0, 0.0, 0.5], [1, 0, -1]])
+def test_typed_relevance_outside_zero_one_is_named_as_written(column):
+    """A typed column (parquet, a JSONL file of numbers) is checked without a call per value;
+    the message still quotes the value as the file has it, not a numpy repr."""
+    frame = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": list("abc"), "relevant": column})
+    error = raised(lambda: qrels_table(frame, file="qrels.parquet"))
+    assert (error.column, error.row) == ("relevant", 3)
+    assert f"relevance {column[2]!r} is outside" in str(error)
+
+
+def test_typed_relevance_columns_are_read_as_zero_one():
+    for column in ([1, 0, 1], [1.0, 0.0, 1.0], [True, False, True]):
+        frame = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": list("abc"), "relevant": column})
+        assert qrels_table(frame)["relevant"].tolist() == [1, 0, 1]
+
+
 def test_relevance_spellings_that_are_binary_are_accepted():
     frame = pd.DataFrame({"query_id": ["q"] * 4, "doc_id": list("abcd"),
                           "relevant": [True, "0", 1.0, "1"]})

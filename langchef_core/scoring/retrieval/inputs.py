@@ -221,12 +221,16 @@ def binary_relevance(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
     series = frame[column]
     refuse_missing(series, frame, column, file, "relevance",
                    hint="judge every listed document 0 (not relevant) or 1 (relevant)")
-    values = series.tolist()
-    parsed = np.array([_one_relevance(value) for value in values], dtype=np.int8)
+    if series.dtype.kind in "biuf":  # typed (parquet, JSONL numbers): no call per value
+        numeric = series.to_numpy(dtype=float)
+        parsed = np.where((numeric == 0) | (numeric == 1), numeric, -1).astype(np.int8)
+    else:
+        parsed = np.array([_one_relevance(value) for value in series.tolist()], dtype=np.int8)
     bad = parsed < 0
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
-        raise InputError(f"relevance {values[position]!r} is outside {{0, 1}}", file=file,
+        value = series.iloc[position:position + 1].tolist()[0]  # a Python value, for the message
+        raise InputError(f"relevance {value!r} is outside {{0, 1}}", file=file,
                          column=column, row=row_of(frame, position),
                          hint="relevance is binary here: 1 relevant, 0 not (graded labels are "
                               "not supported)")
