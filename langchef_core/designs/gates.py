@@ -134,8 +134,7 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
     if "example_id" not in goldens.columns:
         raise InputError("missing column", file=goldens_label, column="example_id",
                          hint="give every golden a unique example_id")
-    suite_ids = [str(value) for value in goldens["example_id"]]
-    suite = set(suite_ids)
+    suite = pd.Index(goldens["example_id"].astype(str)).unique()
     column = score_column(design)
     missing: dict[str, int] = {}
     first_missing: dict[str, str] = {}
@@ -144,8 +143,8 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
         frame = runs.get(arm)
         label = run_label(files, arm)
         if frame is None:
-            missing[arm], first_missing[arm] = len(suite), suite_ids[0] if suite_ids else None
-            scored_sets[arm] = set()
+            missing[arm], first_missing[arm] = len(suite), suite[0] if len(suite) else None
+            scored_sets[arm] = suite[:0]
             continue
         if "example_id" not in frame.columns:
             raise InputError("missing column", file=label, column="example_id",
@@ -170,13 +169,13 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
             return refused_check(name, UNKNOWN_EXAMPLES, sentence,
                                  details={"arm": arm, "file": label, "row": row,
                                      "count": len(unknown)})
-        scored = scored_ids(frame, column)
+        scored = ids[_has_value(frame[column])] if column in frame.columns else ids[:0]
         scored_sets[arm] = scored
-        absent = [golden for golden in suite_ids if golden not in scored]
-        if absent:
+        absent = suite[~isin(suite, scored)]  # in suite order: the first named is the first
+        if len(absent):
             missing[arm], first_missing[arm] = len(absent), absent[0]
     if design.sequential:
-        both = set.intersection(*(scored_sets[arm] for arm in design.arm_names))
+        both = set.intersection(*(set(scored_sets[arm]) for arm in design.arm_names))
         return sequential_prefix_check(design, goldens, both, goldens_label, column)
     if missing:
         counts = "; ".join(f"{count} of {len(suite)} missing from '{arm}' (first: "

@@ -38,38 +38,45 @@ def per_query_evidence(comparison, runs: dict[str, pd.DataFrame], qrels: pd.Data
         return None
     here = scores[(scores["source"] == source) & scores["scored"]]
     wide = {arm: here[here["arm"] == arm].set_index("query_id") for arm in ("baseline", "variant")}
-    queries = sorted(set(wide["baseline"].index) & set(wide["variant"].index), key=str)
-    if not queries:
+    both = wide["baseline"].index.intersection(wide["variant"].index)
+    queries = both.to_numpy(dtype=object)[np.argsort(both.astype(str).to_numpy(dtype=str),
+                                                     kind="stable")]
+    if not queries.size:
         return None
     metrics = [metric for metric in settings.metrics if metric in here.columns]
     focus = focus if focus in metrics else metrics[0]
     differences = {metric: _differences(wide, metric, queries) for metric in metrics}
-    order = sorted(queries, key=lambda query: (differences[focus][query], str(query)))
-    lost = [query for query in order if differences[focus][query] < 0][:shown]
-    gained = [query for query in reversed(order) if differences[focus][query] > 0][:shown]
+    # Queries are in id order, so a stable sort by difference orders by (difference, id);
+    # the shown queries are kept as positions in that order.
+    focused = differences[focus]
+    order = np.argsort(focused, kind="stable")
+    lost = [int(at) for at in order[focused[order] < 0][:shown]]
+    backwards = order[::-1]
     # Among equal gains, the lowest query id first, as among equal losses.
-    gained.sort(key=lambda query: (-differences[focus][query], str(query)))
+    gained = sorted((int(at) for at in backwards[focused[backwards] > 0][:shown]),
+                    key=lambda at: (-focused[at], at))
     # Rankings, labels and inputs are gathered for the shown queries only (10^5-query suites).
-    shown_ids = {str(query) for query in lost + gained}
+    shown_ids = {str(queries[at]) for at in lost + gained}
     ranked = {arm: _top_k(RankedRun.from_frame(_rows_for(frame, shown_ids), file=arm).entries,
                           settings.k, shown_ids) if shown_ids else {}
               for arm, frame in runs.items()}
     relevant = _relevant(qrels, source, shown_ids)
     inputs = _inputs(goldens, shown_ids)
 
-    def entry(query) -> dict:
-        return {"query_id": str(query), "input": inputs.get(str(query)),
-                "differences": {metric: differences[metric][query] for metric in metrics},
-                "baseline": _ranking(ranked["baseline"].get(str(query), []), relevant, query),
-                "variant": _ranking(ranked["variant"].get(str(query), []), relevant, query),
-                "relevant": sorted(relevant.get(str(query), set()))}
+    def entry(at: int) -> dict:
+        query = str(queries[at])
+        return {"query_id": query, "input": inputs.get(query),
+                "differences": {metric: float(differences[metric][at]) for metric in metrics},
+                "baseline": _ranking(ranked["baseline"].get(query, []), relevant, query),
+                "variant": _ranking(ranked["variant"].get(query, []), relevant, query),
+                "relevant": sorted(relevant.get(query, set()))}
 
     return {"source": source, "k": settings.k, "focus": focus, "n_queries": len(queries),
             "bin_width": BIN_WIDTH,
-            "histograms": {metric: histogram(list(differences[metric].values()))
+            "histograms": {metric: histogram(differences[metric])
                            for metric in metrics},
-            "lost": [entry(query) for query in lost],
-            "gained": [entry(query) for query in gained]}
+            "lost": [entry(at) for at in lost],
+            "gained": [entry(at) for at in gained]}
 
 
 def histogram(values) -> dict:
@@ -85,10 +92,11 @@ def histogram(values) -> dict:
             "lower": int(np.count_nonzero(moved < 0)), "higher": int(np.count_nonzero(moved > 0))}
 
 
-def _differences(wide: dict, metric: str, queries) -> dict:
+def _differences(wide: dict, metric: str, queries) -> np.ndarray:
+    """Variant minus baseline per query, in the order of ``queries``."""
     before = wide["baseline"][metric].fillna(0.0).reindex(queries).to_numpy(dtype=float)
     after = wide["variant"][metric].fillna(0.0).reindex(queries).to_numpy(dtype=float)
-    return dict(zip(queries, map(_clean, (after - before).tolist())))
+    return np.array(list(map(_clean, (after - before).tolist())), dtype=float)
 
 
 def _clean(value: float) -> float:
