@@ -101,7 +101,7 @@ def test_id_lists_in_bulk_match_the_value_rule(cells):
                       lambda vs, index: pd.Series(vs, index=index, dtype=object))
     same(values.id_list_column(series), slow)
     bulk = values.id_list_column(series)
-    assert all(a is not b for a, b in zip(bulk.tolist(), series.tolist()) if isinstance(a, list))
+    assert bulk is not series  # a new column; lists of text are kept as they are, not copied
 
 
 @pytest.mark.parametrize("dtype", ["str", object])

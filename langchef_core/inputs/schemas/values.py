@@ -273,9 +273,10 @@ def _all_text(series: pd.Series) -> bool:
 def id_list_column(series: pd.Series) -> pd.Series:
     values = series.tolist()
     if set(map(type, values)) == {list} and set(map(type, chain.from_iterable(values))) <= {str}:
-        # Every cell a list of text (JSON lines): the per-value rule would copy each as is.
-        return pd.Series(list(map(list, values)), index=series.index, dtype=object,
-                         name=series.name)
+        # Every cell a list of text (JSON lines): the per-value rule would keep each as it is,
+        # and no step edits a list in place, so the lists themselves are kept (no copy of
+        # 10^6-10^7 ids).
+        return pd.Series(values, index=series.index, dtype=object, name=series.name)
     return _assemble(series, as_id_list,
                      lambda values, index: pd.Series(values, index=index, dtype=object))
 
