@@ -9,6 +9,11 @@ size and modification time: with the in-process executor (`langchef readout`, an
 readout job in the UI) a downstream step gets the object itself, and no table is unpickled
 by a step that only needs a few numbers of it. A file written by another process is always
 read from disk.
+
+On an ephemeral instance (`langchef readout` with no $DAGSTER_HOME) the run's storage is a
+temporary folder deleted with the process and every step runs in this process, so nothing
+is written: pickling 10^6-golden tables only to throw the files away cost seconds and, with
+pickle's memo of every object, gigabytes (issue 19).
 """
 
 from __future__ import annotations
@@ -34,8 +39,9 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 class StepValues(dg.IOManager):
-    def __init__(self, base: Path):
-        self.base = base
+    def __init__(self, base: Path, *, in_memory: bool = False):
+        self.base, self.in_memory = base, in_memory
+        self._values: dict[str, object] = {}  # this run's values, when kept in memory only
 
     def _path(self, context) -> Path:
         if context.has_asset_key:
@@ -45,6 +51,9 @@ class StepValues(dg.IOManager):
 
     def handle_output(self, context: dg.OutputContext, obj) -> None:
         path = self._path(context)
+        if self.in_memory:
+            self._values[str(path)] = obj
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, prefix=".tmp-") as handle:
             pickle.dump(obj, handle, protocol=pickle.HIGHEST_PROTOCOL)
@@ -57,6 +66,8 @@ class StepValues(dg.IOManager):
 
     def load_input(self, context: dg.InputContext):
         path = self._path(context)
+        if str(path) in self._values:
+            return self._values[str(path)]
         with _LOCK:
             kept = _MEMORY.get(str(path))
         if kept is not None and kept[0] == _stamp(path):
@@ -75,4 +86,4 @@ class StepValueStorage(dg.ConfigurableIOManagerFactory):
         # Step values are never edited in place, so each table is validated once per run.
         keep_validated_frames()
         base = Path(self.base_dir) if self.base_dir else Path(context.instance.storage_directory())
-        return StepValues(base)
+        return StepValues(base, in_memory=not self.base_dir and context.instance.is_ephemeral)
