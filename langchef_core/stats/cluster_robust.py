@@ -29,7 +29,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from .distributions import t_quantile, t_upper_tail
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,9 @@ def cluster_robust_t(totals, sizes, sumsq, *, alpha: float = 0.05) -> ClusterRob
     rho = intraclass_correlation(totals, sizes, sumsq)
     df = _imbens_kolesar_df(sizes, rho)
     se = math.sqrt(variance)
-    quantile = float(stats.t.ppf(1 - alpha / 2, df))
+    quantile = float(t_quantile(1 - alpha / 2, df))
     if se > 0:
-        p_value = float(2 * stats.t.sf(abs(difference) / se, df))
+        p_value = float(2 * t_upper_tail(abs(difference) / se, df))
     else:
         p_value = 1.0 if difference == 0 else 0.0
     return ClusterRobust(difference=difference, low=difference - quantile * se,

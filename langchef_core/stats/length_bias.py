@@ -8,7 +8,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from ._validation import check_alpha
 from .agreement import Result
@@ -108,7 +107,7 @@ def length_bias(human_verdict, judge_verdict, output_length, *, alpha: float = 0
 
 def _u_statistic(passed: np.ndarray, failed: np.ndarray) -> float:
     """U of the passed group from midranks of the pooled lengths: R_p − n_p(n_p + 1)/2."""
-    ranks = stats.rankdata(np.concatenate([passed, failed]))
+    ranks = _midranks(np.concatenate([passed, failed]))
     return float(math.fsum(np.sort(ranks[:passed.size])) - passed.size * (passed.size + 1) / 2)
 
 
@@ -121,6 +120,7 @@ def _mann_whitney_p_values(passed: np.ndarray, failed: np.ndarray) -> tuple[floa
         greater, less = _exact_tails(passed, failed)
         two_sided = min(1.0, 2 * min(greater, less))
         return min(1.0, greater), two_sided, "Mann-Whitney U, exact permutation distribution"
+    from scipy import stats  # only here: importing scipy.stats costs most of a small readout
     greater = stats.mannwhitneyu(passed, failed, alternative="greater", method="asymptotic")
     two_sided = stats.mannwhitneyu(passed, failed, alternative="two-sided", method="asymptotic")
     return min(1.0, float(greater.pvalue)), min(1.0, float(two_sided.pvalue)), \
@@ -132,7 +132,7 @@ def _exact_tails(passed: np.ndarray, failed: np.ndarray) -> tuple[float, float]:
     passed (midranks keep ties). scipy's permutation test refuses a group of one anchor;
     enumerating the splits has no such limit."""
     pooled = np.concatenate([passed, failed])
-    ranks = stats.rankdata(pooled)
+    ranks = _midranks(pooled)
     size = passed.size
     offset = size * (size + 1) / 2
     observed = float(np.sum(ranks[:size])) - offset
@@ -140,6 +140,19 @@ def _exact_tails(passed: np.ndarray, failed: np.ndarray) -> tuple[float, float]:
     u = ranks[splits].sum(axis=1) - offset
     tolerance = 1e-9  # U moves in steps of ½
     return float(np.mean(u >= observed - tolerance)), float(np.mean(u <= observed + tolerance))
+
+
+def _midranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n with ties given their average rank (= scipy.stats.rankdata, "average")."""
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    starts_group = np.r_[True, ordered[1:] != ordered[:-1]]
+    group = np.cumsum(starts_group) - 1
+    starts = np.flatnonzero(starts_group)
+    ends = np.r_[starts[1:], values.size]
+    ranks = np.empty(values.size, dtype=float)
+    ranks[order] = ((starts + 1 + ends) / 2.0)[group]
+    return ranks
 
 
 def _without_float_noise(lengths: np.ndarray) -> np.ndarray:

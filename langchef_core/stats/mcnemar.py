@@ -9,9 +9,9 @@ point either way, so ``broke ~ Binomial(broke + fixed, 1/2)``.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ._validation import check_count
+from .distributions import binomial_cdf, chi2_upper_tail
 
 
 def mcnemar_exact(broke: int, fixed: int) -> float:
@@ -31,7 +31,7 @@ def mcnemar_exact(broke: int, fixed: int) -> float:
     discordant = broke + fixed
     if discordant == 0:
         return 1.0
-    tail = stats.binom.cdf(min(broke, fixed), discordant, 0.5)
+    tail = binomial_cdf(min(broke, fixed), discordant, 0.5)
     return float(min(1.0, 2.0 * tail))
 
 
@@ -63,4 +63,4 @@ def mcnemar_clustered(broke_per_cluster, fixed_per_cluster, pairs_per_cluster) -
     if denominator == 0.0:
         return 1.0
     statistic = float(np.sum(np.sort(balance))) ** 2 / denominator
-    return float(stats.chi2.sf(statistic, df=1))
+    return float(chi2_upper_tail(statistic, df=1))

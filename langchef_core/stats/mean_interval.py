@@ -33,7 +33,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from .distributions import t_quantile, t_upper_tail
 
 LARGE_N = 5_000          # above this, Hall's transformation replaces bootstrap-t
 _BLOCK_CELLS = 4_000_000
@@ -88,8 +89,8 @@ def skew_warning(skewness: float, n: int) -> str | None:
 
 
 def _student_t(mean, se, n, alpha):
-    quantile = float(stats.t.ppf(1 - alpha / 2, n - 1))
-    p_value = float(2 * stats.t.sf(abs(mean) / se, n - 1))
+    quantile = float(t_quantile(1 - alpha / 2, n - 1))
+    p_value = float(2 * t_upper_tail(abs(mean) / se, n - 1))
     return mean - quantile * se, mean + quantile * se, p_value
 
 
@@ -119,7 +120,7 @@ def _bootstrap_t(x, mean, se, alpha, resamples, rng):
 
 def _hall(mean, se, skew, n, alpha):
     a, shift = skew / (3 * math.sqrt(n)), skew / (6 * math.sqrt(n))
-    quantile = float(stats.t.ppf(1 - alpha / 2, n - 1))
+    quantile = float(t_quantile(1 - alpha / 2, n - 1))
 
     def inverse(u):
         if abs(a) < 1e-12:
@@ -131,5 +132,5 @@ def _hall(mean, se, skew, n, alpha):
             return t + shift
         return ((1 + a * t) ** 3 - 1) / (3 * a) + shift
 
-    p_value = float(2 * stats.t.sf(abs(transform(mean / se)), n - 1))
+    p_value = float(2 * t_upper_tail(abs(transform(mean / se)), n - 1))
     return mean - se * float(inverse(quantile)), mean - se * float(inverse(-quantile)), p_value

@@ -22,10 +22,10 @@ import math
 import numbers
 
 import numpy as np
-from scipy import stats
 from scipy.special import ndtri  # = scipy.stats.norm.ppf
 
 from ._validation import check_alpha, check_count, check_power
+from .distributions import chi2_quantile
 from .intervals import _wilson
 
 
@@ -95,7 +95,7 @@ def continuous_detection_limit_from_differences(differences, *, score_range: flo
     if n < 2:
         return math.inf
     sd = float(np.std(x, ddof=1))
-    seen = sd * math.sqrt((n - 1) / float(stats.chi2.ppf(alpha, n - 1))) if sd > 0 else 0.0
+    seen = sd * math.sqrt((n - 1) / float(chi2_quantile(alpha, n - 1))) if sd > 0 else 0.0
     upper = max(seen, hidden_spread_bound(x, score_range=score_range, alpha=alpha))
     return z_multiplier(alpha, power) * upper / math.sqrt(n)
 
@@ -125,6 +125,8 @@ def exact_power(n: int, discordant_rate: float, effect: float, *, alpha: float =
     alpha = check_alpha(alpha)
     if rate == 0 or n == 0:
         return 0.0
+    from scipy import stats  # binomial pmf/ppf/sf: only `langchef power` asks for these
+
     effect = min(abs(float(effect)), rate)
     share = (rate + effect) / (2 * rate)
     flips = np.arange(n + 1)

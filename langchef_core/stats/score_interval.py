@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
+from .distributions import normal_quantile
 
 _BISECTION_STEPS = 80   # halves [−1, 1] far below double precision
 _EDGE = 1e-12
@@ -51,7 +51,7 @@ def tango_statistic(broke: float, fixed: float, n: float, delta: float) -> float
 
 def tango_interval(broke: int, fixed: int, n: int, *, alpha: float = 0.05) -> tuple[float, float]:
     """The 1 − alpha Tango score interval of (fixed − broke)/n; n ≥ 1, broke + fixed ≤ n."""
-    z = float(stats.norm.ppf(1 - alpha / 2))
+    z = float(normal_quantile(1 - alpha / 2))
 
     def root(broke, fixed, low: float, high: float, target: float) -> float:
         # z(Δ) − target is decreasing in Δ: keep ``low`` where it is positive.

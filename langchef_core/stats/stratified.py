@@ -25,10 +25,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from . import bootstrap
 from .bootstrap import resampled_counts
+from .distributions import normal_quantile, t_quantile
 from .paired import noninferiority_from_interval, verdict_from_interval
 from .records import Record
 
@@ -159,12 +159,12 @@ def _stratified_wald(change, stratum, weights, differences, sizes, binary, alpha
     parts = weights**2 * variances / sizes
     variance = math.fsum(parts)
     if binary:
-        quantile = float(stats.norm.ppf(1 - alpha / 2))
+        quantile = float(normal_quantile(1 - alpha / 2))
         method = "stratified Wald interval, Agresti–Min adjusted slice variances (z)"
     else:
         denominator = math.fsum(parts**2 / np.maximum(sizes - 1, 1))
         df = max(1.0, variance**2 / denominator) if denominator > 0 else float(sizes.sum() - 1)
-        quantile = float(stats.t.ppf(1 - alpha / 2, df))
+        quantile = float(t_quantile(1 - alpha / 2, df))
         method = f"stratified t interval, Satterthwaite {df:.1f} df"
     estimate = math.fsum(weights * differences)
     se = math.sqrt(variance)

@@ -48,11 +48,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from ._validation import (as_1d, as_cluster_codes, as_rng, check_alpha, check_margin, check_power,
                           check_resamples)
 from .bootstrap import resampled_counts
+from .distributions import t_quantile, t_upper_tail
 from .paired import noninferiority_from_interval, verdict_from_interval
 from .power import z_multiplier
 from .records import Record, json_ready
@@ -177,7 +177,7 @@ def compare_seeds(baseline: Mapping, variant: Mapping, *, baseline_outputs: Mapp
     if codes is None:
         anova = seed_t_interval(scores[:k_b], scores[k_b:], alpha=alpha)
         low, high, p_value, df = anova.low, anova.high, anova.p_value, anova.df
-        limit = anova.se * float(stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df))
+        limit = anova.se * float(t_quantile(1 - alpha / 2, df) + t_quantile(power, df))
         method = (f"t interval from the golden × seed ANOVA, Satterthwaite {df:.1f} df "
                   "(seed terms at min k − 1 df)")
         resampling = "none: analytic variance from the golden × seed ANOVA of both arms"
@@ -243,9 +243,9 @@ def seed_t_interval(baseline: np.ndarray, variant: np.ndarray, *, alpha: float) 
     # part. Both choices can only widen the interval (a floored V would raise the df).
     df = max(1.0, variance**2 / denominator) if denominator > 0 else float(n - 1)
     se = math.sqrt(max(variance, golden))
-    quantile = float(stats.t.ppf(1 - alpha / 2, df))
+    quantile = float(t_quantile(1 - alpha / 2, df))
     if se > 0:
-        p_value = float(2 * stats.t.sf(abs(difference) / se, df))
+        p_value = float(2 * t_upper_tail(abs(difference) / se, df))
     else:
         p_value = 1.0 if difference == 0 else 0.0
     return SeedInterval(difference, difference - quantile * se, difference + quantile * se,
