@@ -89,3 +89,21 @@ def test_lines_pyarrow_would_pass_or_crash_on_are_left_to_the_line_reader(tmp_pa
     path = tmp_path / "t.jsonl"
     path.write_bytes(content)
     assert read_jsonl_columns(path) is None
+
+
+def test_ranked_lists_that_repeat_ids_share_one_string_per_id(tmp_path, monkeypatch):
+    """In a large list column each id is built once (memory at 10^7 entries; "large" is
+    lowered here), and the frame is still the line reader's, cell for cell."""
+    from langchef_core.inputs import columnar
+    monkeypatch.setattr(columnar, "_SHARE_FROM", 1000)
+    rng = random.Random(3)
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps({"example_id": f"g{i}", "retrieved": [
+        f"d{rng.randrange(500)}" for _ in range(20)]}) + "\n" for i in range(2_000)),
+        encoding="utf-8")
+    fast = read_jsonl_columns(path)
+    assert _cells(fast) == _cells(_read_jsonl(path, "run.jsonl"))
+    objects = {}
+    for items in fast["retrieved"]:
+        for item in items:
+            assert objects.setdefault(item, item) is item
