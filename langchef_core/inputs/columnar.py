@@ -25,6 +25,7 @@ _PROBE_BYTES = 1 << 20  # the head of the file that decides which columns are ti
 # A line opening more brackets than this is left to the line reader: pyarrow's parser
 # recurses and a hostile, deeply nested line would crash the process instead of being named.
 _MAX_BRACKETS_PER_LINE = 64
+_SCAN_BYTES = 1 << 24
 
 
 def read_jsonl_columns(path: Path) -> pd.DataFrame | None:
@@ -81,11 +82,16 @@ def _most_brackets_on_a_line(body: bytes) -> int:
     """The largest number of ``{`` and ``[`` on one line (an upper bound on its nesting)."""
     if body.count(b"{") + body.count(b"[") <= _MAX_BRACKETS_PER_LINE:
         return 0
-    raw = np.frombuffer(body, dtype=np.uint8)
-    opens = ((raw == ord("{")) | (raw == ord("["))).view(np.uint8)
-    starts = np.concatenate(([0], np.flatnonzero(raw == ord("\n")) + 1))
-    starts = starts[starts < raw.size]
-    return int(np.add.reduceat(opens, starts, dtype=np.int64).max())
+    # Positions of brackets and line ends, a slice of the file at a time (a bool mask of a
+    # whole 10^6-row file would be hundreds of megabytes), then brackets counted per line.
+    brackets, ends = [], []
+    for start in range(0, len(body), _SCAN_BYTES):
+        raw = np.frombuffer(body, dtype=np.uint8, count=min(_SCAN_BYTES, len(body) - start),
+                            offset=start)
+        brackets.append(np.flatnonzero((raw == ord("{")) | (raw == ord("["))) + start)
+        ends.append(np.flatnonzero(raw == ord("\n")) + start)
+    line = np.searchsorted(np.concatenate(ends), np.concatenate(brackets))
+    return int(np.bincount(line).max())
 
 
 def _timestamp_columns(schema, pa) -> list[str]:

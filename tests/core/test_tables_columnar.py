@@ -107,3 +107,18 @@ def test_ranked_lists_that_repeat_ids_share_one_string_per_id(tmp_path, monkeypa
     for items in fast["retrieved"]:
         for item in items:
             assert objects.setdefault(item, item) is item
+
+
+def test_brackets_are_counted_per_line_across_scan_slices(monkeypatch):
+    """The nesting guard scans the file a slice at a time; a line cut by a slice border is
+    still counted whole (slices of 7 bytes here, 16 MiB in use)."""
+    from langchef_core.inputs import columnar
+    monkeypatch.setattr(columnar, "_SCAN_BYTES", 7)
+    rng = random.Random(8)
+    for _ in range(2000):
+        body = b"\n".join(bytes(rng.choice(b"{[ab") for _ in range(rng.randint(0, 90)))
+                          for _ in range(rng.randint(1, 6)))
+        most = max(line.count(b"{") + line.count(b"[") for line in body.split(b"\n"))
+        total = body.count(b"{") + body.count(b"[")
+        expected = 0 if total <= columnar._MAX_BRACKETS_PER_LINE else most
+        assert columnar._most_brackets_on_a_line(body) == expected, body
