@@ -211,3 +211,17 @@ def test_whole_number_doc_ids_inside_lists_and_runs_that_retrieved_nothing():
     labels = pd.DataFrame({"query_id": ["g1"], "doc_id": ["17"], "relevant": [1]})
     frame = lc.retrieval_metrics(nothing, labels, k=3).set_index("query_id")
     assert frame.loc["g1", "recall"] == 0.0 and bool(frame.loc["g1", "in_run"])
+
+
+def test_ranked_entries_are_text_columns_as_pandas_would_infer_them():
+    """Built as Arrow strings directly (issue 19), the entries' id columns are the "str"
+    columns pandas infers from Python strings, and object when the run retrieved nothing."""
+    frame = pd.DataFrame({"example_id": ["q1", 7, "q3"], "retrieved": [["a", 2], [], ["c"]]})
+    entries = lc.RankedRun.from_frame(frame).entries
+    inferred = pd.DataFrame({"query_id": ["q1", "q1", "q3"], "doc_id": ["a", "2", "c"]})
+    assert entries["query_id"].dtype == inferred["query_id"].dtype
+    assert entries["doc_id"].dtype == inferred["doc_id"].dtype
+    assert entries[["query_id", "doc_id"]].values.tolist() == inferred.values.tolist()
+    assert entries["rank"].tolist() == [1, 2, 1] and entries.index.tolist() == [1, 1, 3]
+    empty = lc.RankedRun.from_frame(pd.DataFrame({"example_id": ["q1"], "retrieved": [[]]}))
+    assert empty.entries["doc_id"].dtype == object and empty.queries.tolist() == ["q1"]

@@ -287,10 +287,20 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
                              row=row_of(frame, position), hint="list doc ids as non-empty strings")
         docs[at] = id_text(doc)
     return pd.DataFrame(
-        {"query_id": queries[rows],
-         "doc_id": docs,
+        {"query_id": _text(queries, rows), "doc_id": _text(docs),
          "rank": np.arange(rows.size, dtype=np.int64) - np.repeat(starts, lengths) + 1},
         index=pd.Index(data_rows(frame).to_numpy()[rows], name="row"))
+
+
+def _text(values: np.ndarray, take: np.ndarray | None = None):
+    """``values[take]`` (all text) as pandas infers it from the Python strings: a "str" column,
+    built as Arrow strings directly (inference costs seconds per 10^7 strings, issue 19);
+    object when empty, as inference gives."""
+    if (values.size if take is None else take.size) == 0:
+        return values[:0] if take is None else values[take]
+    import pyarrow as pa
+    text = pa.array(values, type=pa.large_string())
+    return pd.array(text if take is None else text.take(pa.array(take)), dtype="str")
 
 
 def _check_goldens(entries, queries, frame, column, goldens, file) -> None:
