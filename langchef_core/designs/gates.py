@@ -169,7 +169,7 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
             return refused_check(name, UNKNOWN_EXAMPLES, sentence,
                                  details={"arm": arm, "file": label, "row": row,
                                      "count": len(unknown)})
-        scored = ids[_has_value(frame[column])] if column in frame.columns else ids[:0]
+        scored = scored_ids(frame, column)
         scored_sets[arm] = scored
         absent = suite[~isin(suite, scored)]  # in suite order: the first named is the first
         if len(absent):
@@ -190,11 +190,12 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
                         details={"n_goldens": len(suite), "score_column": column})
 
 
-def scored_ids(frame: pd.DataFrame, column: str) -> set[str]:
-    """The example ids of a run with a value in its score column."""
-    if column not in frame.columns or "example_id" not in frame.columns:
-        return set()
-    return set(frame["example_id"].astype(str)[_has_value(frame[column])])
+def scored_ids(frame: pd.DataFrame, column: str) -> pd.Series:
+    """The example ids (text) of a run's rows with a value in its score column."""
+    ids = frame["example_id"].astype(str) if "example_id" in frame.columns else pd.Series([], dtype=str)
+    if column not in frame.columns:
+        return ids[:0]
+    return ids[_has_value(frame[column])]
 
 
 def sequential_prefix_check(design: Design, goldens: pd.DataFrame, scored_in_both: set[str],
@@ -239,7 +240,7 @@ def look_goldens(design: Design, goldens: pd.DataFrame, runs: Mapping[str, pd.Da
     """The goldens a sequential look reads (the first n in traffic order scored in both
     arms, capped at max_goldens), and the prefix record; the gate has refused any other set."""
     column = score_column(design)
-    both = set.intersection(*(scored_ids(runs[arm], column) if arm in runs else set()
+    both = set.intersection(*(set(scored_ids(runs[arm], column)) if arm in runs else set()
                               for arm in design.arm_names))
     order = traffic_order(goldens, design.stopping.order,
                           file=goldens_file or f"goldens/{design.suite}")

@@ -100,15 +100,7 @@ class ChatServer:
                 return  # its client died while held: the request never reached the "model"
             with self.lock:  # the gate and the count together: hold() cannot fall between
                 if self.open.is_set():
-                    attempt = self.asked[question]
-                    self.asked[question] += 1
-                    self.messages[body["messages"][1]["content"]] += 1
-                    if self.keep_bodies:
-                        self.requests.append({"question": question, "path": handler.path,
-                                              "body": body,
-                                              "authorization": handler.headers.get("Authorization")})
-                    steps = self.script.get(question) or [
-                        self.default(question) if self.default else verdict(PASSING)]
+                    attempt, steps = self._count(question, body, handler)
                     break
             held = True
             self.open.wait()
@@ -127,6 +119,19 @@ class ChatServer:
                           "choices": [{"index": 0, "finish_reason": "stop",
                                        "message": {"role": "assistant", "content": step[1]}}]}
             self.send(handler, 200, json.dumps(completion).encode())
+
+    def _count(self, question: str, body: dict, handler) -> tuple[int, list]:
+        """Record one call that reaches the "model" (the caller holds the lock); returns
+        which attempt at this question it is and the scripted replies."""
+        attempt = self.asked[question]
+        self.asked[question] += 1
+        self.messages[body["messages"][1]["content"]] += 1
+        if self.keep_bodies:
+            self.requests.append({"question": question, "path": handler.path, "body": body,
+                                  "authorization": handler.headers.get("Authorization")})
+        steps = self.script.get(question) or [
+            self.default(question) if self.default else verdict(PASSING)]
+        return attempt, steps
 
     def leave(self, handler) -> None:
         """The request stops counting as in flight once its answer is ready: a client may
