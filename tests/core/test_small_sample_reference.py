@@ -13,7 +13,8 @@ import langchef_core as lc
 from langchef_core.stats.cluster_robust import cluster_robust_t, intraclass_correlation
 from langchef_core.stats.length_bias import _exact_tails
 from langchef_core.stats.mcnemar import mcnemar_exact
-from langchef_core.stats.mean_interval import _hall, mean_interval
+from langchef_core.stats.mean_interval import (_hall, beyond_cochran_skewness, mean_interval,
+                                               meets_cochrans_rule)
 from langchef_core.stats.power import continuous_detection_limit_from_differences, exact_power
 from langchef_core.stats.score_interval import tango_interval
 
@@ -156,10 +157,30 @@ def test_mean_interval_reference_values():
     # X12.mean() ± scipy.stats.t.ppf(0.975, 11) · sd/√12 → [−0.00406, 1.387394].
     assert stats.ttest_1samp(X12, 0).pvalue == pytest.approx(0.051134, abs=1e-6)
     assert result.p_value == pytest.approx(0.051134, abs=1e-6)   # t's p is the larger
-    # Union with bootstrap-t (default_rng(0), 10 000 resamples). The research prototype gave
-    # 2.059212 with numpy's default (linear) quantiles; langchef takes order statistics
-    # (method="inverted_cdf"), which stay finite when some resamples have no spread.
-    assert (result.low, result.high) == pytest.approx((-0.00406, 2.062899), abs=1e-6)
+    # Union with bootstrap-t (default_rng(0), 10 000 resamples): [−0.00406, 2.062899]. The
+    # research prototype gave 2.059212 with numpy's default (linear) quantiles; langchef takes
+    # order statistics (method="inverted_cdf"), which stay finite when some resamples have no
+    # spread.
+    # X12 falls short of Cochran's rule (skewness 1.2715 needs 41 pairs, it has 12), so the
+    # union also takes Hall's interval at the inflated skewness, capped at 10/√11 = 3.0151,
+    # the largest a sample of 12 can show: by hand (scipy t quantile, the closed-form inverse
+    # of Hall's transformation) [0.247489, 2.885716]. Its upper end moves the interval's from
+    # 2.062899 (before the widening) to 2.885716; its p, 0.002029, is below t's, so p stays.
+    assert (result.low, result.high) == pytest.approx((-0.00406, 2.885716), abs=1e-6)
+    assert "widened on the skewed side" in result.method
+
+
+def test_the_skewness_read_beyond_cochrans_rule():
+    # At the rule's boundary (n = 25 γ̂²) it is γ̂ itself; beyond, γ̂ · 25γ̂²/n, capped at the
+    # largest skewness of a sample of n values, (n − 2)/√(n − 1) (Wilkins 1944).
+    assert meets_cochrans_rule(2.0, 100) and not meets_cochrans_rule(2.0, 99)
+    assert beyond_cochran_skewness(2.0, 100) == pytest.approx(2.0, rel=1e-15)
+    assert beyond_cochran_skewness(-1.5, 40) == pytest.approx(-1.5 * 25 * 2.25 / 40, rel=1e-15)
+    assert beyond_cochran_skewness(4.0, 40) == pytest.approx(38 / math.sqrt(39), rel=1e-15)
+    # The cap is attained: n − 1 equal values and one apart.
+    sample = np.r_[np.zeros(39), 1.0]
+    m, s = sample.mean(), sample.std(ddof=1)
+    assert ((sample - m) ** 3).mean() / s**3 == pytest.approx(38 / math.sqrt(39) * (39 / 40) ** 1.5)
 
 
 def test_hall_transformation_reference_values():

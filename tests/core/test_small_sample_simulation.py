@@ -244,9 +244,11 @@ def _skewed(rng, name, n):
     ("exponential", 40, 0.06, "7.3%"),
     ("contaminated normal", 40, 0.06, "8.9%"),
     ("recall-like", 30, 0.06, "6.8-8.1%"),
-    # Not fixed (documented in the README; the readout warns by Cochran's rule): no interval
-    # built from 40 differences finds a tail it has not sampled. What holds is asserted.
-    ("lognormal σ=1.5", 40, 0.12, "17.4%"),
+    # Widened on the skewed side when Cochran's rule fails (9.8% with the plain union).
+    ("lognormal σ=1.5", 40, 0.06, "17.4%"),
+    # Not fixed (documented in the README; the readout warns by Cochran's rule): a run that
+    # drew none of the 5% outliers (0.95^40 = 13% of runs) looks like a shift of −0.4 sd,
+    # and no interval built from its 40 differences can tell. What holds is asserted.
     ("one-sided outliers", 40, 0.12, "13.1%"),
 ])
 def test_continuous_false_positive_rate(name, n, limit, before):
