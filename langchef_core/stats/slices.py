@@ -24,13 +24,11 @@ When the weights disagree, so may the answers: 90% established users going 80% �
 10% new users going 40% → 30% is +3.5 points under the observed weights and −2.5 points for a
 target population split 50/50. Both are true; the design says which one is the question.
 
-With clusters (e.g. the user), every resampling unit is a cluster. When each cluster lies
-inside one slice, clusters are resampled within their slice (stratified cluster bootstrap).
-When clusters span slices (a user who asks questions of several task types), stratifying by
-slice would resample a user's goldens in each slice independently and hide the correlation
-between them, so whole clusters are resampled across slices instead; resamples that miss a
-slice entirely are drawn again, and the run is refused when that would happen often enough to
-distort the interval.
+With clusters (e.g. the user), the weighted difference's variance is cluster-robust: each
+cluster's residuals in every slice enter together (CR2, ``stratified``), so a user whose
+questions fall in several slices (task types) carries the correlation between them; clusters
+nested in slices are the special case in which each cluster touches one slice. A weighted
+slice whose goldens all come from one cluster is refused: nothing estimates its variance.
 
 References: Efron & Tibshirani (1993), An Introduction to the Bootstrap, §6.4 (stratified
 samples); Davison & Hinkley (1997), Bootstrap Methods and their Application, §3.2 and §3.8
@@ -52,8 +50,7 @@ from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_
 from .multiplicity import holm
 from .paired import BinaryComparison, ContinuousComparison, compare_binary, compare_continuous
 from .records import Record, json_ready
-from .stratified import (WeightedDifference, stratified_differences, thin_slice_warnings,
-                         weighted_difference)
+from .stratified import WeightedDifference, thin_slice_warnings, weighted_difference
 
 BINARY, CONTINUOUS = "binary", "continuous"
 OBSERVED, TARGET = "observed", "target"
@@ -191,14 +188,8 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
             "(or short of its minimum evidence): "
             "not a breach, worth a closer look")
 
-    draws = None if cluster_codes is None else stratified_differences(
-        change, stratum, names, cluster_codes, resamples=settings.resamples, rng=as_rng(seed))
-    if draws is not None and draws.redrawn:
-        warnings.append(
-            f"clusters span slices: {draws.redrawn} of {settings.resamples} resamples missed a "
-            "slice and were drawn again")
-    level = dict(names=names, stratum=stratum, before=before, after=after, draws=draws,
-                 settings=settings, binary=outcome == BINARY)
+    level = dict(names=names, stratum=stratum, before=before, after=after,
+                 cluster_codes=cluster_codes, settings=settings, binary=outcome == BINARY)
     observed = weighted_difference(OBSERVED, observed_weights, **level)
     target = weighted_difference(TARGET, target_by_slice, **level)
     flips = {name: int(np.count_nonzero(change[stratum == index]))

@@ -7,6 +7,7 @@ import pytest
 
 import langchef_core as lc
 from langchef_core.stats import bootstrap
+from langchef_core.stats.cluster_robust import weighted_cluster_robust_t
 
 
 def paired_slice(n, baseline_passes, variant_passes):
@@ -219,7 +220,7 @@ def test_too_small_exploratory_slice_is_listed_without_a_comparison():
     assert lone.comparison is None and "at least 2" in lone.note
 
 
-def test_nested_and_crossed_clusters_pick_the_matching_resampling():
+def test_nested_and_crossed_clusters_both_get_the_cluster_robust_interval():
     rng = np.random.default_rng(9)
     n = 800
     users = rng.integers(0, 160, n)
@@ -227,22 +228,44 @@ def test_nested_and_crossed_clusters_pick_the_matching_resampling():
     nested_labels = np.where(users < 80, "early", "late")
     nested = lc.compare_slices(baseline, variant, nested_labels, column="cohort", clusters=users,
                                target_weights={"early": 0.5, "late": 0.5}, resamples=2000)
-    assert "within their slice" in nested.target.resampling
+    assert "CR2" in nested.target.interval_method
+    assert "nested in slices" in nested.target.interval_method
     assert all(row.comparison.n_clusters is not None for row in nested.slices)
     crossed_labels = rng.choice(["search", "chat"], n)
     crossed = lc.compare_slices(baseline, variant, crossed_labels, column="task", clusters=users,
                                 target_weights={"search": 0.5, "chat": 0.5}, resamples=2000)
-    assert "across slices" in crossed.target.resampling
+    assert "spanning slices" in crossed.target.interval_method
     assert crossed.target.low < crossed.target.difference < crossed.target.high
 
 
-def test_crossed_clusters_with_a_thin_slice_are_refused():
+def test_a_weighted_slice_inside_one_cluster_is_refused():
     users = np.repeat(np.arange(50), 4)
     labels = np.array(["common"] * 200, dtype=object)
-    labels[[0, 4]] = "rare"  # two users' goldens: (1 − 2/50)^50 ≈ 13% of resamples miss it
-    with pytest.raises(ValueError, match="'rare' has goldens from only 2 of 50 clusters"):
-        lc.compare_slices(np.ones(200, bool), np.ones(200, bool), labels, column="task",
-                          clusters=users, target_weights={"common": 0.5, "rare": 0.5})
+    labels[[0, 1]] = "rare"  # both from user 0: nothing estimates the slice's variance
+    with pytest.raises(ValueError, match="slice 'rare' of column 'task' has 1 cluster"):
+        lc.compare_slices(np.ones(200, bool), np.r_[False, True, np.ones(198, bool)], labels,
+                          column="task", clusters=users, target_weights={"common": 0.5, "rare": 0.5})
+    change = np.r_[1.0, 0.0, np.zeros(198)]
+    stratum = (labels == "rare").astype(int)
+    with pytest.raises(ValueError, match="slice 'rare' has all its goldens in one cluster"):
+        weighted_cluster_robust_t(change, stratum, users, np.array([0.5, 0.5]), np.array([0.0, 0.5]),
+                                  names=["common", "rare"])
+    # Two users' goldens are enough to compute, with the few degrees of freedom they carry.
+    labels[[1, 4]] = "common", "rare"
+    rng = np.random.default_rng(1)
+    result = lc.compare_slices(rng.random(200) < 0.5, rng.random(200) < 0.5, labels, column="task",
+                               clusters=users, target_weights={"common": 0.5, "rare": 0.5})
+    assert "spanning slices" in result.target.interval_method
+    assert result.target.verdict == "inconclusive"
+
+
+def test_a_zero_width_clustered_interval_never_decides():
+    users = np.repeat(np.arange(20), 5)
+    labels = np.where(np.arange(100) % 2 == 0, "a", "b")
+    result = lc.compare_slices(np.zeros(100, bool), np.ones(100, bool), labels, column="s",
+                               clusters=users, target_weights={"a": 0.5, "b": 0.5}, margin=0.05)
+    assert result.target.low == result.target.high == 1.0
+    assert result.target.verdict == "inconclusive" and result.target.noninferiority == "unresolved"
 
 
 def test_identical_arms_give_an_interval_around_zero():

@@ -10,7 +10,8 @@ import pytest
 from scipy import optimize, stats
 
 import langchef_core as lc
-from langchef_core.stats.cluster_robust import cluster_robust_t, intraclass_correlation
+from langchef_core.stats.cluster_robust import (cluster_robust_t, intraclass_correlation,
+                                               weighted_cluster_robust_t)
 from langchef_core.stats.length_bias import _exact_tails
 from langchef_core.stats.mcnemar import mcnemar_exact
 from langchef_core.stats.mean_interval import (_hall, beyond_cochran_skewness, mean_interval,
@@ -72,14 +73,19 @@ def test_tango_mirrors_exactly_when_the_arms_swap():
 
 # ── CR2 with Imbens–Kolesár df ────────────────────────────────────────────────────────
 
-def _brute_force_cr2(d, codes, rho):
+def _brute_force_cr2(d, codes, rho, stratum=None, weights=None):
     """N × N matrices: CR2 meat with (I − H_kk)^(−½) by eigendecomposition, and
     df = (tr GᵀΩG)²/tr((GᵀΩG)²) with Ω block-exchangeable at ρ (Bell & McCaffrey 2002;
     Imbens & Kolesár 2016 eq. 7 — what clubSandwich's Satterthwaite test computes for an
-    intercept-only model under a working model)."""
+    intercept-only model under a working model). With ``stratum``/``weights``: the contrast
+    Σ_g w_g β_g of the regression on slice indicators, H = X(XᵀX)⁻¹Xᵀ."""
     n = d.size
-    hat = np.full((n, n), 1 / n)
-    residual = d - d.mean()
+    stratum = np.zeros(n, int) if stratum is None else stratum
+    weights = np.ones(1) if weights is None else weights
+    x = np.eye(weights.size)[stratum]
+    hat = x @ np.linalg.inv(x.T @ x) @ x.T
+    contrast = x @ np.linalg.inv(x.T @ x) @ weights      # w_g / n_g for each golden
+    residual = d - hat @ d
     omega = np.where(codes[:, None] == codes[None, :], rho, 0.0)
     np.fill_diagonal(omega, 1.0)
     meat, columns = 0.0, []
@@ -87,13 +93,54 @@ def _brute_force_cr2(d, codes, rho):
         inside = codes == k
         values, vectors = np.linalg.eigh(np.eye(inside.sum()) - hat[np.ix_(inside, inside)])
         adjust = vectors @ np.diag(values ** -0.5) @ vectors.T
-        meat += float(np.ones(inside.sum()) @ adjust @ residual[inside]) ** 2
+        meat += float(contrast[inside] @ adjust @ residual[inside]) ** 2
         g = np.zeros(n)
-        g[inside] = adjust @ np.ones(inside.sum()) / n
+        g[inside] = adjust @ contrast[inside]
         columns.append((np.eye(n) - hat) @ g)
     g = np.array(columns).T
     b = g.T @ omega @ g
-    return math.sqrt(meat) / n, np.trace(b) ** 2 / np.trace(b @ b)
+    return math.sqrt(meat), np.trace(b) ** 2 / np.trace(b @ b)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_weighted_cr2_matches_the_brute_force_for_nested_and_spanning_clusters(seed):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 9, 9)
+    codes = np.repeat(np.arange(sizes.size), sizes)
+    if seed % 2:  # spanning: every golden draws its slice
+        stratum = rng.integers(0, 3, codes.size)
+    else:         # nested: a cluster's goldens share a slice
+        stratum = np.repeat(np.arange(sizes.size) % 3, sizes)
+    weights = rng.dirichlet(np.ones(3))
+    d = rng.normal(0.1, 1, codes.size) + rng.normal(0, 0.5, sizes.size)[codes]
+    differences = np.array([d[stratum == g].mean() for g in range(3)])
+    result = weighted_cluster_robust_t(d, stratum, codes, weights, differences)
+    residual = d - differences[stratum]
+    icc = intraclass_correlation(np.bincount(codes, weights=residual), sizes.astype(float),
+                                 np.bincount(codes, weights=residual**2))
+    se, df = _brute_force_cr2(d, codes, icc, stratum, weights)
+    assert result.icc == pytest.approx(icc, rel=1e-12)
+    assert result.se == pytest.approx(se, rel=1e-10)
+    assert result.df == pytest.approx(df, rel=1e-10)
+    half = stats.t.ppf(0.975, df) * se
+    estimate = float(weights @ differences)
+    assert (result.low, result.high) == pytest.approx((estimate - half, estimate + half), rel=1e-10)
+    # Row order does not matter, to the bit.
+    order = rng.permutation(d.size)
+    again = weighted_cluster_robust_t(d[order], stratum[order], codes[order], weights, differences)
+    assert (again.low, again.high, again.df) == (result.low, result.high, result.df)
+
+
+def test_weighted_cr2_with_one_slice_is_the_plain_cr2():
+    rng = np.random.default_rng(5)
+    sizes = np.array([1, 2, 3, 5, 8, 13, 2, 6])
+    codes = np.repeat(np.arange(sizes.size), sizes)
+    d = rng.normal(0.1, 1, codes.size) + rng.normal(0, 0.5, sizes.size)[codes]
+    plain = cluster_robust_t(np.bincount(codes, weights=d), sizes, np.bincount(codes, weights=d * d))
+    weighted = weighted_cluster_robust_t(d, np.zeros(d.size, int), codes, np.ones(1),
+                                         np.array([d.mean()]))
+    assert (weighted.se, weighted.df, weighted.icc) == pytest.approx(
+        (plain.se, plain.df, plain.icc), rel=1e-12)
 
 
 @pytest.mark.parametrize("seed", [7, 8, 9])
