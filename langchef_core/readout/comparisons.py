@@ -10,8 +10,8 @@ import pandas as pd
 
 from ..designs.model import Design
 from ..inputs.errors import InputError
-from ..stats.paired import (BinaryComparison, ContinuousComparison, compare_binary,
-                            noninferiority_from_interval)
+from ..stats.paired import (BinaryComparison, ContinuousComparison, cluster_floor,
+                            compare_binary, noninferiority_from_interval)
 from ..stats.records import json_ready
 from .experiment import BASELINE, VARIANT, retrieval_settings
 from .item_scores import ItemScores
@@ -37,10 +37,7 @@ def seeded_primary(design: Design, scores: ItemScores) -> ContinuousComparison:
         raise InputError("; ".join(analysis.gate_reasons))
     seeded = analysis.comparison
     p_value = seeded.p_value
-    if seeded.df is None:  # clustered seeds: the test that inverts the bootstrap interval
-        method = "two-level bootstrap: twice the share of resamples beyond zero"
-    else:
-        method = f"t test from the golden × seed ANOVA ({seeded.df:.1f} df)"
+    method = f"t test from the golden × seed ANOVA ({seeded.df:.1f} df)"
     warnings = (seeded.note,) if seeded.note else ()
     return ContinuousComparison(
         n=seeded.n, difference=seeded.difference, low=seeded.low, high=seeded.high, p_value=p_value,
@@ -48,7 +45,8 @@ def seeded_primary(design: Design, scores: ItemScores) -> ContinuousComparison:
         noninferiority=seeded.noninferiority, margin=seeded.margin, alpha=seeded.alpha,
         power=seeded.power, resamples=seeded.resamples, seed=seeded.seed, n_clusters=seeded.n_clusters,
         design_effect=1.0, p_value_method=method, interval_method=seeded.interval_method,
-        evidence=None, warnings=warnings,
+        evidence=None if seeded.n_clusters is None else cluster_floor(seeded.n_clusters),
+        warnings=warnings,
         baseline_mean=seeded.baseline_mean, variant_mean=seeded.variant_mean)
 
 

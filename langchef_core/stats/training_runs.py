@@ -24,9 +24,11 @@ if the model were trained again. So an arm may be a set of independently trained
   The percentile two-level bootstrap it replaces had 15% false positives at 2 v 2 seeds with
   real seed variance and was 1.3–1.5× too wide without it. What 2 seeds per arm can
   support is stated in ``SeedComparison.note``: with 1 seed df per arm t_{0.975, 1} = 12.7,
-  so only large effects. With clusters, the two-level bootstrap (goldens or whole clusters
-  drawn once per resample and shared by every seed, then seeds) is still used: it is not
-  calibrated for few seeds, and the readout says so.
+  so only large effects. With clusters (users) the same interval is used with the golden
+  part cluster-robust: the CR2 variance of the mean paired difference with its
+  Bell–McCaffrey df (``cluster_robust``), and each seed mean's residual noise from the
+  residuals' cluster totals (``seed_t_interval``). The two-level percentile bootstrap it
+  replaces (clusters, then seeds) gave 6–12% false positives at 10–40 clusters.
 
 Re-running one checkpoint is not retraining it. Two "seeds" of one arm with identical
 outputs on every golden (or, when outputs are not given, identical outcomes on every golden)
@@ -51,10 +53,9 @@ import numpy as np
 
 from ._validation import (as_1d, as_cluster_codes, as_rng, check_alpha, check_margin, check_power,
                           check_resamples)
-from .bootstrap import resampled_counts
+from .cluster_robust import cluster_robust_t
 from .distributions import t_quantile, t_upper_tail
-from .paired import noninferiority_from_interval, verdict_from_interval
-from .power import z_multiplier
+from .paired import cluster_floor, noninferiority_from_interval, verdict_from_interval
 from .records import Record, json_ready
 
 SEED_RUN = re.compile(r"^(?P<arm>.+)@(?P<seed>seed\d+)$")
@@ -105,9 +106,8 @@ class SeedComparison(Record):
     resamples: int
     seed: int | None
     resampling: str
-    p_value: float            # t test of a zero difference (same variance and df); with
-                              # clusters, twice the bootstrap share beyond zero
-    df: float | None
+    p_value: float            # t test of a zero difference (same variance and df)
+    df: float
     interval_method: str
     note: str | None          # what this many seeds can and cannot support
 
@@ -152,7 +152,8 @@ def compare_seeds(baseline: Mapping, variant: Mapping, *, baseline_outputs: Mapp
     vectors do.
     """
     alpha, power = check_alpha(alpha), check_power(power)
-    resamples, margin, rng = check_resamples(resamples), check_margin(margin), as_rng(seed)
+    resamples, margin = check_resamples(resamples), check_margin(margin)
+    as_rng(seed)  # refuses a bad seed with the shared message; the interval is analytic
     runs = {"baseline": _check_arm(baseline, "baseline"), "variant": _check_arm(variant, "variant")}
     n = _check_aligned(runs)
     if max(len(seeds) for seeds in runs.values()) < 2:
@@ -174,35 +175,34 @@ def compare_seeds(baseline: Mapping, variant: Mapping, *, baseline_outputs: Mapp
     scores = np.vstack([*runs["baseline"].values(), *runs["variant"].values()])
     k_b, k_v = len(runs["baseline"]), len(runs["variant"])
     baseline_mean, variant_mean = spreads["baseline"].mean, spreads["variant"].mean
+    if codes is not None:  # goldens in a canonical order, so cluster sums ignore row order
+        order = np.lexsort((*scores[::-1], codes))
+        scores, codes = scores[:, order], codes[order]
+    anova = seed_t_interval(scores[:k_b], scores[k_b:], alpha=alpha, codes=codes)
+    low, high, p_value, df = anova.low, anova.high, anova.p_value, anova.df
+    limit = anova.se * float(t_quantile(1 - alpha / 2, df) + t_quantile(power, df))
     if codes is None:
-        anova = seed_t_interval(scores[:k_b], scores[k_b:], alpha=alpha)
-        low, high, p_value, df = anova.low, anova.high, anova.p_value, anova.df
-        limit = anova.se * float(t_quantile(1 - alpha / 2, df) + t_quantile(power, df))
         method = (f"t interval from the golden × seed ANOVA, Satterthwaite {df:.1f} df "
                   "(seed terms at min k − 1 df)")
         resampling = "none: analytic variance from the golden × seed ANOVA of both arms"
     else:
-        differences = _two_level_bootstrap(scores, k_b, codes, resamples, rng)
-        low, high = (float(b) for b in np.quantile(differences, [alpha / 2, 1 - alpha / 2]))
-        # The share of resamples on the far side of zero, doubled: the test that inverts
-        # this percentile interval.
-        p_value = min(1.0, 2 * min(float(np.mean(differences <= 0)), float(np.mean(differences >= 0))))
-        df = None
-        limit = z_multiplier(alpha, power) * float(np.std(differences, ddof=1))
-        method = "percentile two-level bootstrap (clusters, then seeds); not calibrated for few seeds"
-        resampling = (f"{int(codes.max()) + 1} clusters resampled once per resample and shared "
-                      f"by every seed of both arms; {k_b} baseline and {k_v} variant seeds "
-                      "resampled within their arm")
+        method = (f"t interval from the golden × seed ANOVA with the golden part cluster-robust "
+                  f"(CR2, {int(codes.max()) + 1} clusters), Satterthwaite {df:.1f} df "
+                  "(seed terms at min k − 1 df)")
+        resampling = "none: analytic variance, clusters through the CR2 golden part"
+    # Fewer than 5 clusters: reported, never decided (the rule of every clustered verdict).
+    too_few = None if codes is None else cluster_floor(int(codes.max()) + 1)
+    decisive = (low, high) if too_few is None else (-math.inf, math.inf)
     comparison = SeedComparison(
         n=n, n_clusters=None if codes is None else int(codes.max()) + 1,
         baseline_seeds=k_b, variant_seeds=k_v, baseline_mean=baseline_mean,
         variant_mean=variant_mean, difference=variant_mean - baseline_mean, low=low, high=high,
-        verdict=verdict_from_interval(low, high),
-        noninferiority=noninferiority_from_interval(low, high, margin), margin=margin,
+        verdict=verdict_from_interval(*decisive),
+        noninferiority=noninferiority_from_interval(*decisive, margin), margin=margin,
         detection_limit=limit, alpha=alpha, power=power, resamples=resamples,
         seed=None if isinstance(seed, np.random.Generator) else int(seed),
         resampling=resampling, p_value=p_value, df=df, interval_method=method,
-        note=few_seeds_note(k_b, k_v))
+        note="; ".join(filter(None, (too_few, few_seeds_note(k_b, k_v)))) or None)
     return SeedAnalysis(baseline=spreads["baseline"], variant=spreads["variant"], refusals=(),
                         refused=False, comparison=comparison, gate_reasons=())
 
@@ -217,14 +217,29 @@ class SeedInterval:
     se: float
 
 
-def seed_t_interval(baseline: np.ndarray, variant: np.ndarray, *, alpha: float) -> SeedInterval:
-    """The golden × seed ANOVA t interval (module docstring); arms are (seeds × goldens)."""
+def seed_t_interval(baseline: np.ndarray, variant: np.ndarray, *, alpha: float,
+                    codes: np.ndarray | None = None) -> SeedInterval:
+    """The golden × seed ANOVA t interval (module docstring); arms are (seeds × goldens).
+
+    With cluster ``codes`` (dense, 0 … K − 1) the golden part is the CR2 variance of the
+    mean seed-averaged paired difference, with its Bell–McCaffrey df, and the residual
+    noise in each seed mean, MSE/n without clusters, is estimated from the residuals'
+    cluster totals R_sc as Σ_s Σ_c R_sc² / ((k − 1) n²) · K/(K − 1) — the same quantity
+    when every golden is its own cluster — with (k − 1)(K − 1) df.
+    """
     n = baseline.shape[1]
     paired = np.sort(variant.mean(axis=0) - baseline.mean(axis=0))
     difference = math.fsum(variant.mean(axis=1)) / variant.shape[0] - \
         math.fsum(baseline.mean(axis=1)) / baseline.shape[0]
-    golden = float(np.var(paired, ddof=1)) / n
-    variance, denominator = golden, golden**2 / (n - 1)
+    if codes is None:
+        golden = float(np.var(paired, ddof=1)) / n
+        golden_df = float(n - 1)
+    else:
+        pairs = variant.mean(axis=0) - baseline.mean(axis=0)
+        robust = cluster_robust_t(np.bincount(codes, weights=pairs), np.bincount(codes),
+                                  np.bincount(codes, weights=pairs**2), alpha=alpha)
+        golden, golden_df = robust.se**2, robust.df
+    variance, denominator = golden, golden**2 / golden_df
     seed_part, fewest = 0.0, None
     for scores in (baseline, variant):
         k = scores.shape[0]
@@ -233,15 +248,15 @@ def seed_t_interval(baseline: np.ndarray, variant: np.ndarray, *, alpha: float) 
         fewest = k if fewest is None else min(fewest, k)
         seed_means = scores.mean(axis=1)
         residual = scores - seed_means[:, None] - scores.mean(axis=0)[None, :] + scores.mean()
-        mse = float(np.sum(np.sort((residual**2).ravel()))) / ((k - 1) * (n - 1))
+        mse, noise_df = _residual_mean_square(residual, codes)
         between = float(np.var(seed_means, ddof=1)) / k
         variance += between - mse / (n * k)
         seed_part += between
-        denominator += (mse / (n * k)) ** 2 / ((k - 1) * (n - 1))
+        denominator += (mse / (n * k)) ** 2 / noise_df
     denominator += seed_part**2 / (fewest - 1)
     # df from the unbiased combination; the variance itself is floored at the golden-only
     # part. Both choices can only widen the interval (a floored V would raise the df).
-    df = max(1.0, variance**2 / denominator) if denominator > 0 else float(n - 1)
+    df = max(1.0, variance**2 / denominator) if denominator > 0 else golden_df
     se = math.sqrt(max(variance, golden))
     quantile = float(t_quantile(1 - alpha / 2, df))
     if se > 0:
@@ -250,6 +265,19 @@ def seed_t_interval(baseline: np.ndarray, variant: np.ndarray, *, alpha: float) 
         p_value = 1.0 if difference == 0 else 0.0
     return SeedInterval(difference, difference - quantile * se, difference + quantile * se,
                         p_value, df, se)
+
+
+def _residual_mean_square(residual: np.ndarray, codes: np.ndarray | None) -> tuple[float, float]:
+    """n × the golden × seed residual noise in one seed's mean (the MSE without clusters),
+    and its degrees of freedom."""
+    k, n = residual.shape
+    if codes is None:
+        return float(np.sum(np.sort((residual**2).ravel()))) / ((k - 1) * (n - 1)), \
+            float((k - 1) * (n - 1))
+    clusters = int(codes.max()) + 1
+    totals = np.stack([np.bincount(codes, weights=row, minlength=clusters) for row in residual])
+    return float(np.sum(np.sort((totals**2).ravel()))) / ((k - 1) * n) * clusters / (clusters - 1), \
+        float((k - 1) * (clusters - 1))
 
 
 def few_seeds_note(k_b: int, k_v: int) -> str | None:
@@ -265,39 +293,6 @@ def few_seeds_note(k_b: int, k_v: int) -> str | None:
                 "25%. Use at least 3 seeds, 5 for about 70% power.")
     return (f"{fewest} seeds per arm: the interval uses t with few degrees of freedom for the "
             "between-seed variance, so it is wide; 5 seeds or more give useful power.")
-
-
-def _two_level_bootstrap(scores: np.ndarray, k_b: int, codes: np.ndarray | None,
-                         resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Resampled D: goldens (or clusters) drawn once per resample for every seed, then seeds.
-
-    ``scores`` is (seeds × goldens), baseline seeds first. Units are reduced to distinct
-    profiles — a unit's vector of per-seed totals and its size — so resampling costs
-    O(resamples × distinct profiles × seeds); profiles are sorted, so row order is irrelevant.
-    """
-    seeds = scores.shape[0]
-    if codes is None:
-        unit_totals, unit_sizes = scores.T, np.ones(scores.shape[1])
-    else:
-        order = np.lexsort((*scores[::-1], codes))  # a fixed order for the float sums
-        codes_sorted = codes[order]
-        starts = np.flatnonzero(np.r_[True, codes_sorted[1:] != codes_sorted[:-1]])
-        unit_totals = np.add.reduceat(scores[:, order], starts, axis=1).T
-        unit_sizes = np.diff(np.r_[starts, codes_sorted.size]).astype(float)
-    profiles, multiplicity = np.unique(np.column_stack([unit_totals, unit_sizes]), axis=0,
-                                       return_counts=True)
-    totals, sizes = profiles[:, :seeds], profiles[:, seeds]
-    k_v = seeds - k_b
-    differences = np.empty(resamples)
-    for rows, counts in resampled_counts(multiplicity, resamples, rng, columns_per_row=seeds):
-        drawn = counts.astype(float)
-        per_seed = (drawn @ totals) / (drawn @ sizes)[:, None]  # rows × seeds
-        picked_b = rng.multinomial(k_b, np.full(k_b, 1 / k_b), size=drawn.shape[0])
-        picked_v = rng.multinomial(k_v, np.full(k_v, 1 / k_v), size=drawn.shape[0])
-        baseline = np.sum(picked_b * per_seed[:, :k_b], axis=1) / k_b
-        variant = np.sum(picked_v * per_seed[:, k_b:], axis=1) / k_v
-        differences[rows] = variant - baseline
-    return differences
 
 
 def _spread(arm: str, seeds: dict[str, np.ndarray]) -> SeedSpread:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import langchef_core as lc
-from langchef_core.stats import training_runs as seeds_module
+from langchef_core.stats.training_runs import seed_t_interval
 
 
 def trained_seeds(rng, n, rates, golden_difficulty=None):
@@ -114,7 +114,7 @@ def test_clusters_and_row_order():
     baseline = trained_seeds(rng, n, [0.5, 0.55])
     variant = trained_seeds(rng, n, [0.6, 0.62])
     first = lc.compare_seeds(baseline, variant, clusters=users, resamples=2000, seed=8)
-    assert first.comparison.n_clusters == 50 and "50 clusters" in first.comparison.resampling
+    assert first.comparison.n_clusters == 50 and "CR2, 50 clusters" in first.comparison.interval_method
     order = rng.permutation(n)
     second = lc.compare_seeds({k: v[order] for k, v in baseline.items()},
                               {k: v[order] for k, v in variant.items()},
@@ -122,6 +122,28 @@ def test_clusters_and_row_order():
     assert json.dumps(first.to_dict()) == json.dumps(second.to_dict())
     unclustered = lc.compare_seeds(baseline, variant, resamples=2000, seed=8)
     assert unclustered.comparison.n_clusters is None
+
+
+def test_clustered_seed_interval_with_one_golden_per_cluster_is_the_plain_one():
+    # CR2 with singleton clusters is s²/n with n − 1 df, and the residual noise from cluster
+    # totals is the MSE: the two branches agree to rounding.
+    rng = np.random.default_rng(6)
+    baseline = np.vstack(list(trained_seeds(rng, 150, [0.5, 0.55, 0.52]).values()))
+    variant = np.vstack(list(trained_seeds(rng, 150, [0.6, 0.58, 0.63]).values()))
+    plain = seed_t_interval(baseline, variant, alpha=0.05)
+    singletons = seed_t_interval(baseline, variant, alpha=0.05, codes=np.arange(150))
+    for field in ("low", "high", "p_value", "df", "se"):
+        assert getattr(singletons, field) == pytest.approx(getattr(plain, field), rel=1e-9)
+
+
+def test_clustered_seeds_below_five_clusters_are_reported_not_decided():
+    rng = np.random.default_rng(2)
+    users = np.repeat(np.arange(4), 50)
+    result = lc.compare_seeds(trained_seeds(rng, 200, [0.2, 0.22]), trained_seeds(rng, 200, [0.9, 0.92]),
+                              clusters=users, margin=0.05).comparison
+    assert result.low > 0  # the interval is reported …
+    assert result.verdict == "inconclusive" and result.noninferiority == "unresolved"
+    assert result.note.startswith("only 4 clusters")
 
 
 def test_identical_outputs_across_seeds_are_refused_by_name():
@@ -194,16 +216,6 @@ def test_to_dict_is_plain_json():
 def test_rejected_inputs_say_what_to_fix(baseline, variant, kwargs, message):
     with pytest.raises(ValueError, match=message):
         lc.compare_seeds(baseline, variant, resamples=1000, **kwargs)
-
-
-def test_two_level_bootstrap_reuses_profiles_for_pass_fail():
-    # Pass/fail over 3 seeds has at most 2^6 per-golden profiles across both arms: the draw
-    # is multinomial over profiles, and its mean is the observed difference.
-    rng = np.random.default_rng(9)
-    scores = (rng.random((6, 5000)) < 0.6).astype(float)
-    differences = seeds_module._two_level_bootstrap(scores, 3, None, 2000, np.random.default_rng(1))
-    observed = scores[3:].mean() - scores[:3].mean()
-    assert differences.mean() == pytest.approx(observed, abs=0.002)
 
 
 @pytest.mark.slow
