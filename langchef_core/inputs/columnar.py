@@ -4,8 +4,10 @@
 number; at 10^5–10^6 rows that costs most of a readout (issue 19). pyarrow parses the same
 file in C++, and the frame is then built from each column's Python values, which is the
 same per-column inference ``DataFrame.from_records`` does, so the dtypes, values and index
-come out the same. Whenever pyarrow cannot reproduce that frame exactly this returns None and
-the caller reads line by line, so every error still names its file and line:
+come out the same — except that a column of lists of text stays an Arrow list column
+(``id_lists``): the same cells, without a Python string per id. Whenever pyarrow cannot
+reproduce that frame exactly this returns None and the caller reads line by line, so every
+error still names its file and line:
 
 - blank lines (the line numbers would shift), or anything pyarrow refuses (a broken line,
   a line that is not an object, mixed types in a column, NaN, huge integers, bad UTF-8);
@@ -20,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .id_lists import text_lists
 
 _PROBE_BYTES = 1 << 20  # the head of the file that decides which columns are timestamps
 # A line opening more brackets than this is left to the line reader: pyarrow's parser
@@ -118,31 +122,7 @@ def _values(column, pa):
         if column.null_count or not (pa.types.is_string(inner) or pa.types.is_integer(inner)
                                      or pa.types.is_floating(inner)):
             return None
-        if pa.types.is_string(inner) or pa.types.is_large_string(inner):
-            return _lists_of_text(column)
-        return column.to_pylist()
+        lists = text_lists(column)
+        return column.to_pylist() if lists is None else lists
     return None
 
-
-# Ranked lists repeat the same documents across queries (a suite of 10^6 queries ranks 20 of
-# a corpus of 10^6): one string object per distinct id instead of one per list entry is the
-# difference between about 60 bytes per entry and 8, gigabytes at 10^7 entries (issue 19).
-# Sharing costs a hash of every entry, which pays for itself only at that scale; how much
-# ids repeat cannot be told from the first entries (a corpus this size repeats only over
-# millions of them), so the size of the column decides.
-_SHARE_FROM = 1 << 22        # list entries in the column
-
-
-def _lists_of_text(column) -> list:
-    """The Python lists ``to_pylist`` gives; in a large column equal ids share one string."""
-    import pyarrow.compute as pc
-    flat = column.flatten()
-    if flat.null_count or len(flat) < _SHARE_FROM:
-        return column.to_pylist()
-    encoded = pc.dictionary_encode(flat)
-    words = np.empty(len(encoded.dictionary), dtype=object)
-    words[:] = encoded.dictionary.to_pylist()
-    items = words[encoded.indices.to_numpy(zero_copy_only=False)].tolist()
-    offsets = column.offsets.to_numpy(zero_copy_only=False)
-    bounds = (offsets - offsets[0]).tolist()
-    return [items[start:end] for start, end in zip(bounds[:-1], bounds[1:])]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from .columnar import read_jsonl_columns
 from .errors import InputError
+from .id_lists import text_lists
 
 from .formats import TABLE_SUFFIXES  # noqa: F401  (re-exported)
 
@@ -47,7 +48,7 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
         elif path.suffix == ".csv":
             frame = _read_csv(path, name)
         else:
-            frame = pd.read_parquet(path)
+            frame = _read_parquet(path)
     except InputError:
         raise
     except (MemoryError, RecursionError):
@@ -62,6 +63,32 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
         frame.index = pd.RangeIndex(1, len(frame) + 1)
     frame.index.name = "row"
     return frame
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """pandas' frame of the file, except that lists of text stay Arrow list columns
+    (``id_lists``); a list column with a missing list or item is read as pandas reads it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    schema = pq.read_schema(path)
+    metadata = schema.pandas_metadata or {}
+    index_columns = {name for name in metadata.get("index_columns", []) if isinstance(name, str)}
+    names = [name for name in schema.names if name not in index_columns]
+    listed = [name for name in names
+              if isinstance(schema.field(name).type, (pa.ListType, pa.LargeListType))]
+    lists = {}
+    if listed:
+        table = pq.read_table(path, columns=listed)
+        lists = {name: text_lists(table.column(name)) for name in listed}
+        lists = {name: column for name, column in lists.items() if column is not None}
+    if not lists:
+        return pd.read_parquet(path)
+    rest = [name for name in names if name not in lists]
+    frame = pd.read_parquet(path, columns=rest) if rest else \
+        pd.DataFrame(index=pd.RangeIndex(len(next(iter(lists.values())))))
+    for name, column in lists.items():
+        frame[name] = pd.Series(column, index=frame.index)
+    return frame[names]
 
 
 def _read_csv(path: Path, name: str) -> pd.DataFrame:

@@ -225,3 +225,28 @@ def test_ranked_entries_are_text_columns_as_pandas_would_infer_them():
     assert entries["rank"].tolist() == [1, 2, 1] and entries.index.tolist() == [1, 1, 3]
     empty = lc.RankedRun.from_frame(pd.DataFrame({"example_id": ["q1"], "retrieved": [[]]}))
     assert empty.entries["doc_id"].dtype == object and empty.queries.tolist() == ["q1"]
+
+
+def test_arrow_lists_give_the_entries_python_lists_give():
+    """An Arrow list column (parquet, JSON lines read by pyarrow) is flattened without a
+    Python string per entry into the very entries frame the per-item path builds; an empty
+    id in it still gets the per-item message."""
+    import pyarrow as pa
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        n = int(rng.integers(1, 30))
+        lists = [[f"d{int(d)}" for d in rng.integers(0, 40, int(rng.integers(0, 6)))]
+                 for _ in range(n)]
+        ids = [f"q{i}" for i in rng.permutation(n)]
+        cells = np.empty(n, dtype=object)
+        cells[:] = lists
+        python = pd.DataFrame({"example_id": ids, "retrieved": cells},
+                              index=pd.RangeIndex(1, n + 1, name="row"))
+        arrow = python.assign(retrieved=pd.arrays.ArrowExtensionArray(pa.array(lists, pa.list_(pa.string()))))
+        fast, slow = lc.RankedRun.from_frame(arrow), lc.RankedRun.from_frame(python)
+        pd.testing.assert_frame_equal(fast.entries, slow.entries)
+        assert fast.queries.tolist() == slow.queries.tolist()
+    bad = pd.DataFrame({"example_id": ["q1", "q2"], "retrieved": pd.arrays.ArrowExtensionArray(
+        pa.array([["a"], ["b", ""]], pa.list_(pa.string())))}, index=pd.RangeIndex(1, 3, name="row"))
+    error = raised(lambda: lc.RankedRun.from_frame(bad, file="runs/x/variant.jsonl"))
+    assert (error.column, error.row) == ("retrieved", 2) and "item 2 of the list" in str(error)

@@ -268,6 +268,27 @@ def test_run_ranking_may_not_repeat_a_document():
                                    "must not list the same document twice")
 
 
+def test_arrow_list_columns_validate_as_python_lists_do():
+    """Lists of text read by pyarrow (parquet, JSON lines) stay Arrow list columns through
+    validation, and a repeated candidate is named on the same row as in Python lists."""
+    import pyarrow as pa
+
+    from langchef_core.inputs.id_lists import is_text_lists
+    records = [run_row("q1", retrieved=["d1", "d2"], candidates=["d1", "d2", "d3"]),
+               run_row("q2", retrieved=[], candidates=["d4", "d5", "d4"])]
+    python = table(records)
+    arrow = python.assign(**{column: pd.arrays.ArrowExtensionArray(
+        pa.array(python[column].tolist(), pa.list_(pa.string()))) for column in ("retrieved", "candidates")})
+    with pytest.raises(SchemaViolation) as from_arrow:
+        validate_table(arrow, "run", file=RUN)
+    with pytest.raises(SchemaViolation) as from_python:
+        validate_table(python, "run", file=RUN)
+    assert rows_of(from_arrow.value) == rows_of(from_python.value) == [
+        ("candidates", 2, ["d4", "d5", "d4"], "must not list the same document twice")]
+    valid = validate_table(arrow.iloc[:1], "run", file=RUN)
+    assert is_text_lists(valid["retrieved"].dtype) and valid["retrieved"].tolist() == [["d1", "d2"]]
+
+
 def test_run_criterion_needs_a_verdict_column():
     error = violation([run_row("q1", criterion="tone")], "run", RUN)
     assert only_failure(error) == ("criterion", None, None,

@@ -8,12 +8,17 @@ import random
 import pytest
 
 from langchef_core.inputs.columnar import read_jsonl_columns
+from langchef_core.inputs.id_lists import is_text_lists
 from langchef_core.inputs.errors import InputError
 from langchef_core.inputs.tables import _read_jsonl, read_table
 
 
 def _cells(frame):
-    return (list(frame.columns), [str(dtype) for dtype in frame.dtypes], list(frame.index),
+    """What a frame holds. A column of lists of text read by pyarrow stays an Arrow list
+    column (``id_lists``): the same cells, told apart from the line reader's only by dtype."""
+    return (list(frame.columns),
+            ["object" if is_text_lists(dtype) else str(dtype) for dtype in frame.dtypes],
+            list(frame.index),
             str(frame.index.dtype),
             [[(type(cell), "nan" if cell != cell else cell) for cell in frame[column].tolist()]
              for column in frame.columns])
@@ -91,22 +96,37 @@ def test_lines_pyarrow_would_pass_or_crash_on_are_left_to_the_line_reader(tmp_pa
     assert read_jsonl_columns(path) is None
 
 
-def test_ranked_lists_that_repeat_ids_share_one_string_per_id(tmp_path, monkeypatch):
-    """In a large list column each id is built once (memory at 10^7 entries; "large" is
-    lowered here), and the frame is still the line reader's, cell for cell."""
-    from langchef_core.inputs import columnar
-    monkeypatch.setattr(columnar, "_SHARE_FROM", 1000)
+def test_ranked_lists_stay_arrow_lists_without_a_string_per_id(tmp_path):
+    """A list column of text is kept as pyarrow read it (no Python string per id), and its
+    cells are still the line reader's; a list with a missing item is read as before."""
     rng = random.Random(3)
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps({"example_id": f"g{i}", "retrieved": [
-        f"d{rng.randrange(500)}" for _ in range(20)]}) + "\n" for i in range(2_000)),
+        f"d{rng.randrange(500)}" for _ in range(rng.randrange(0, 20))]}) + "\n" for i in range(2_000)),
         encoding="utf-8")
     fast = read_jsonl_columns(path)
+    assert is_text_lists(fast["retrieved"].dtype)
     assert _cells(fast) == _cells(_read_jsonl(path, "run.jsonl"))
-    objects = {}
-    for items in fast["retrieved"]:
-        for item in items:
-            assert objects.setdefault(item, item) is item
+    path.write_text('{"example_id": "a", "retrieved": ["d1", null]}\n', encoding="utf-8")
+    fast = read_jsonl_columns(path)
+    assert fast is None or fast["retrieved"].dtype == object
+
+
+def test_parquet_lists_of_text_stay_arrow_lists(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"example_id": ["a", "b", "c"], "retrieved": [["d1", "d2"], [], ["d3"]],
+                             "latency_ms": [1.0, 2.0, 3.0]}), path)
+    frame = read_table(path)
+    assert list(frame.columns) == ["example_id", "retrieved", "latency_ms"]
+    assert list(frame.index) == [1, 2, 3]
+    assert is_text_lists(frame["retrieved"].dtype)
+    assert frame["retrieved"].tolist() == [["d1", "d2"], [], ["d3"]]
+    assert str(frame["example_id"].dtype) == "str" and frame["latency_ms"].dtype == float
+    pq.write_table(pa.table({"example_id": ["a", "b"], "retrieved": [["d1", None], None]}), path)
+    frame = read_table(path)  # a missing item or list: as pandas reads it, for the row rules
+    assert frame["retrieved"].dtype == object
 
 
 def test_brackets_are_counted_per_line_across_scan_slices(monkeypatch):

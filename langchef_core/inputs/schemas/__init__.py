@@ -9,7 +9,8 @@ ids, labels     pandas text (``str``); JSON numbers deliberately become text:
 ``created_at``  ``datetime64[ns, UTC]``; a timestamp without timezone is an error
 ``latency_ms``  ``float64`` (also ``cost_usd``), finite and ≥ 0
 ``relevant``    ``int8``, 0 or 1
-``retrieved``   Python lists of doc-id text (also ``candidates``)
+``retrieved``   lists of doc-id text (also ``candidates``): an Arrow ``list<string>``
+                column when pyarrow read them (parquet, JSON lines), else Python lists
 ==============  ==============================================================
 
 Validation is lazy: every problem of the table is collected. On any problem they raise

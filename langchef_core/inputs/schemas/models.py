@@ -18,8 +18,12 @@ from typing import Annotated, Optional
 import numpy as np
 import pandas as pd
 import pandera.pandas as pa
+import pyarrow.compute as pc
+from pandera import dtypes
+from pandera.engines import pandas_engine
 from pandera.typing import Series
 
+from ..id_lists import arrow_of, is_text_lists
 from . import values
 from .values import RELEVANCE_GRADES, SOURCES, VERDICTS, Rejected
 
@@ -62,7 +66,31 @@ def _non_negative(series: pd.Series) -> pd.Series:
 
 
 def _no_repeats(series: pd.Series) -> pd.Series:
+    if is_text_lists(series.dtype):  # one hash of (list, id) pairs, not a set per row
+        lists = arrow_of(series)
+        parents = pc.list_parent_indices(lists).to_numpy()
+        codes = pc.dictionary_encode(pc.list_flatten(lists)).indices.to_numpy()
+        pairs = parents.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
+        first = np.unique(pairs, return_index=True)[1]
+        distinct = np.bincount(parents[first], minlength=len(series))
+        return pd.Series(np.bincount(parents, minlength=len(series)) == distinct,
+                         index=series.index)
     return series.map(lambda ids: not isinstance(ids, list) or len(set(ids)) == len(ids))
+
+
+@pandas_engine.Engine.register_dtype
+@dtypes.immutable
+class IdLists(pandas_engine.PythonList):
+    """Lists of doc-id text: Python lists (line-read JSON, CSV), or an Arrow column of lists
+    of text (read by pyarrow, ``inputs.id_lists``), which is valid by its type."""
+
+    def check(self, pandera_dtype, data_container=None):
+        if is_text_lists(getattr(pandera_dtype, "type", None)):
+            return True
+        return super().check(pandera_dtype, data_container)
+
+    def __str__(self) -> str:
+        return "list"  # "must be a list of document ids" in the failure table
 
 
 class WorkspaceTable(pa.DataFrameModel):
@@ -108,10 +136,10 @@ class RunTable(WorkspaceTable):
     created_at: Optional[Series[UtcTimestamp]]
     latency_ms: Optional[Series[float]]
     cost_usd: Optional[Series[float]]
-    # Plain `list`: the parser already made every element id text, and pandera's
+    # Plain lists (IdLists): the parser already made every element id text, and pandera's
     # element-wise `list[str]` check (typeguard per cell) costs seconds per 100k rows.
-    retrieved: Optional[Series[list]]
-    candidates: Optional[Series[list]]
+    retrieved: Optional[Series[IdLists]]
+    candidates: Optional[Series[IdLists]]
     predicted: Optional[Series[str]] = pa.Field(nullable=True)
     verdict: Optional[Series[str]] = pa.Field(isin=list(VERDICTS))
     criterion: Optional[Series[str]] = pa.Field(nullable=True)

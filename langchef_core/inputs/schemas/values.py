@@ -19,7 +19,8 @@ Coercions made on purpose, and only these:
 * timestamps: ISO-8601 text or tz-aware datetimes become UTC ``pandas.Timestamp``;
   a timestamp without a timezone is rejected, never assumed to be UTC;
 * doc-id lists: lists, tuples and arrays (Parquet) become lists of id text; a CSV cell
-  holding a JSON list (``["d1", "d2"]``) is parsed.
+  holding a JSON list (``["d1", "d2"]``) is parsed; an Arrow column of lists of text
+  (pyarrow-read parquet and JSON lines, ``inputs.id_lists``) is kept as it is.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from itertools import chain
 
 import numpy as np
 import pandas as pd
+
+from ..id_lists import arrow_of, is_text_lists
 
 # Floats hold every integer exactly only below 2**53; beyond it two ids can collide.
 LARGEST_EXACT_FLOAT_INTEGER = 2 ** 53
@@ -271,6 +274,9 @@ def _all_text(series: pd.Series) -> bool:
 
 
 def id_list_column(series: pd.Series) -> pd.Series:
+    if is_text_lists(series.dtype) and not series.isna().any() and \
+            not arrow_of(series).flatten().null_count:
+        return series  # read by pyarrow: every cell already a list of present text (id_lists)
     values = series.tolist()
     if set(map(type, values)) == {list} and set(map(type, chain.from_iterable(values))) <= {str}:
         # Every cell a list of text (JSON lines): the per-value rule would keep each as it is,

@@ -22,8 +22,9 @@ import numpy as np
 import pandas as pd
 
 from ...inputs.errors import InputError
+from ...inputs.id_lists import arrow_of, is_text_lists
 from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id, isin,
-                           refuse_missing, row_of)
+                           refuse_missing, repeated_rows, row_of)
 
 RUN_COLUMNS = ("query_id", "doc_id", "rank")
 ARM_COLUMNS = ("example_id", "retrieved")
@@ -261,6 +262,10 @@ def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame, np.ndarr
 
 def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -> pd.DataFrame:
     """One row per list item: (query_id, doc_id, rank = position in the list), by source row."""
+    if is_text_lists(frame[column].dtype):
+        exploded = _explode_arrow(frame, queries, column)
+        if exploded is not None:
+            return exploded
     lists = frame[column].tolist()
     for position, items in enumerate(lists):
         if not isinstance(items, (list, tuple, np.ndarray)):
@@ -288,6 +293,26 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
         docs[at] = id_text(doc)
     return pd.DataFrame(
         {"query_id": _text(queries, rows), "doc_id": _text(docs),
+         "rank": np.arange(rows.size, dtype=np.int64) - np.repeat(starts, lengths) + 1},
+        index=pd.Index(data_rows(frame).to_numpy()[rows], name="row"))
+
+
+def _explode_arrow(frame: pd.DataFrame, queries: np.ndarray, column: str) -> pd.DataFrame | None:
+    """``_explode`` of an Arrow column of lists of text (``inputs.id_lists``) without a Python
+    string per entry; None when some entry needs the per-item rules (missing, empty)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    lists = arrow_of(frame[column])
+    flat = pc.list_flatten(lists)
+    if lists.null_count or flat.null_count or pc.any(pc.equal(flat, "")).as_py():
+        return None  # the per-item path names the list and the item
+    lengths = pc.list_value_length(lists).to_numpy().astype(np.int64)
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    starts = np.cumsum(lengths) - lengths
+    docs = pd.array(flat.cast(pa.large_string()), dtype="str") if rows.size else \
+        np.empty(0, dtype=object)  # empty: object, as _text gives
+    return pd.DataFrame(
+        {"query_id": _text(queries, rows), "doc_id": docs,
          "rank": np.arange(rows.size, dtype=np.int64) - np.repeat(starts, lengths) + 1},
         index=pd.Index(data_rows(frame).to_numpy()[rows], name="row"))
 
@@ -329,7 +354,7 @@ def _require(frame, columns, file: str, hint: str | None = None) -> None:
 
 
 def _refuse_repeats(table, frame, keys, file, column, what, hint) -> None:
-    repeated = table.duplicated(keys).to_numpy()
+    repeated = repeated_rows(*(table[key] for key in keys))
     if repeated.any():
         position = int(np.flatnonzero(repeated)[0])
         ids = ", ".join(repr(table[key].iloc[position]) for key in keys)

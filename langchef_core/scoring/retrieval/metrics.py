@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import isin, positions_in
+from ...inputs.ids import codes_among, isin, positions_in
 from .inputs import Judgements, RankedRun
 from .kernel import QueryCounts, check_k, count_hits, ideal_dcg, ranked_lists
 
@@ -163,8 +163,9 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
     if (query_code < 0).any():
         raise ValueError("the run answers queries outside the queries to score")
     positives = positives[isin(positives["query_id"], index)]
-    doc_code, _ = pd.factorize(pd.concat([entries["doc_id"], positives["doc_id"]], ignore_index=True))
-    run_docs, positive_docs = doc_code[: len(entries)], doc_code[len(entries):]
+    # Only whether a listed doc is one of the query's positives matters (the kernel keeps a
+    # repeated doc once among the hits), so every other doc shares one code.
+    positive_docs, run_docs = codes_among(positives["doc_id"], entries["doc_id"])
     ranks = entries["rank"].to_numpy(np.int64)
     order = np.lexsort((ranks, query_code))
     offsets = np.r_[0, np.cumsum(np.bincount(query_code, minlength=index.size))]

@@ -1,0 +1,44 @@
+"""Ranked lists of doc ids kept as Arrow list columns, never as one Python string per entry.
+
+A retrieval run of 10^6 queries × 100 documents holds 10^8 ids. As Python lists of Python
+strings that is about 60 bytes and a constructor call per id; as an Arrow ``list<string>``
+column it is the id's bytes plus an offset (issue 19). pyarrow reads parquet and JSON lines
+straight into that form, so ``tables.read_table`` keeps a list column there when every list
+and every id in it is present text (anything else — numbers, missing values — is left to
+the per-value rules, which name the row). Validation keeps such a column as it is, and
+``RankedRun`` flattens it without leaving Arrow. Everything that reads cells (``tolist``,
+``iloc``) still sees Python lists of text.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def text_lists(array) -> pd.api.extensions.ExtensionArray | None:
+    """A pyarrow (chunked) list array as a pandas Arrow column, when every list and every
+    item is present text; None otherwise."""
+    import pyarrow as pa
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if not _is_text_list_type(array.type) or array.null_count or array.flatten().null_count:
+        return None
+    return pd.arrays.ArrowExtensionArray(array)
+
+
+def is_text_lists(dtype) -> bool:
+    """Whether a pandas dtype is an Arrow list of text (the form ``text_lists`` builds)."""
+    return isinstance(dtype, pd.ArrowDtype) and _is_text_list_type(dtype.pyarrow_dtype)
+
+
+def arrow_of(series: pd.Series):
+    """The pyarrow list array behind a ``text_lists`` column, in one chunk."""
+    import pyarrow as pa
+    array = pa.array(series.array)  # an Arrow-backed column gives its chunked array
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def _is_text_list_type(kind) -> bool:
+    import pyarrow as pa
+    return (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and \
+        (pa.types.is_string(kind.value_type) or pa.types.is_large_string(kind.value_type))
