@@ -291,10 +291,7 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
                              f"{describe_value(doc)}, not a doc id", file=file, column=column,
                              row=row_of(frame, position), hint="list doc ids as non-empty strings")
         docs[at] = id_text(doc)
-    return pd.DataFrame(
-        {"query_id": _text(queries, rows), "doc_id": _text(docs),
-         "rank": np.arange(rows.size, dtype=np.int64) - np.repeat(starts, lengths) + 1},
-        index=pd.Index(data_rows(frame).to_numpy()[rows], name="row"))
+    return _entries(frame, queries, rows, starts, lengths, _text(docs))
 
 
 def _explode_arrow(frame: pd.DataFrame, queries: np.ndarray, column: str) -> pd.DataFrame | None:
@@ -308,9 +305,13 @@ def _explode_arrow(frame: pd.DataFrame, queries: np.ndarray, column: str) -> pd.
         return None  # the per-item path names the list and the item
     lengths = pc.list_value_length(lists).to_numpy().astype(np.int64)
     rows = np.repeat(np.arange(lengths.size), lengths)
-    starts = np.cumsum(lengths) - lengths
     docs = pd.array(flat.cast(pa.large_string()), dtype="str") if rows.size else \
         np.empty(0, dtype=object)  # empty: object, as _text gives
+    return _entries(frame, queries, rows, np.cumsum(lengths) - lengths, lengths, docs)
+
+
+def _entries(frame, queries, rows, starts, lengths, docs) -> pd.DataFrame:
+    """The exploded entries: entry i is item i − starts[row] of list ``rows[i]``, rank from 1."""
     return pd.DataFrame(
         {"query_id": _text(queries, rows), "doc_id": docs,
          "rank": np.arange(rows.size, dtype=np.int64) - np.repeat(starts, lengths) + 1},
