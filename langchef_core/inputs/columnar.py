@@ -18,6 +18,7 @@ error still names its file and line:
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import numpy as np
@@ -40,22 +41,22 @@ def read_jsonl_columns(path: Path) -> pd.DataFrame | None:
         import pyarrow.json as pj
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         return None
+    # The file's bytes are looked at in place: a copy (or a decoded str) of a gigabyte file
+    # would double what reading it takes (issue 19).
     data = path.read_bytes()
-    body = data[:-1] if data.endswith(b"\n") else data
+    newlines = data.count(b"\n") - data.endswith(b"\n")  # line ends before the last line's
     # Every line must open an object right away: no blank or indented lines, whose numbers
     # pyarrow would not keep.
-    if not body.startswith(b"{") or body.count(b"\n{") != body.count(b"\n") or b"\r" in body \
-            or b"\\u0000" in body:
+    if not data.startswith(b"{") or data.count(b"\n{") != newlines or b"\r" in data \
+            or b"\\u0000" in data:
+        return None
+    if not _is_utf8(data):  # pyarrow lets bad UTF-8 through; the line reader names its line
+        return None
+    if _most_brackets_on_a_line(data) > _MAX_BRACKETS_PER_LINE:
         return None
     try:
-        data.decode("utf-8")  # pyarrow lets bad UTF-8 through; the line reader names its line
-    except UnicodeDecodeError:
-        return None
-    if _most_brackets_on_a_line(body) > _MAX_BRACKETS_PER_LINE:
-        return None
-    try:
-        head = body[:body.rfind(b"\n", 0, _PROBE_BYTES)] if len(body) > _PROBE_BYTES else body
-        probe = pj.read_json(pa.BufferReader(head or body))
+        head = data[:data.rfind(b"\n", 0, _PROBE_BYTES)] if len(data) > _PROBE_BYTES else data
+        probe = pj.read_json(pa.BufferReader(head or data))
         stamps = _timestamp_columns(probe.schema, pa)
         if not stamps:
             table = pj.read_json(pa.BufferReader(data))
@@ -70,16 +71,29 @@ def read_jsonl_columns(path: Path) -> pd.DataFrame | None:
             return None  # a timestamp-like column first seen further down: read line by line
     except (pa.ArrowException, ValueError, OverflowError, KeyError):
         return None
-    lines = body.count(b"\n") + 1
+    lines = newlines + 1
     if table.num_rows != lines or len(set(table.column_names)) != table.num_columns:
         return None
     columns = {}
     for name, column in zip(table.column_names, table.columns):
-        values = _values(column.combine_chunks(), pa)
+        values = _values(column, pa)
         if values is None:
             return None
         columns[name] = values
     return pd.DataFrame(columns, index=pd.Index(np.arange(1, lines + 1, dtype=np.int64)))
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Whether the bytes are UTF-8, decoded a slice at a time (the text is not kept)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), _SCAN_BYTES):
+            decoder.decode(view[start:start + _SCAN_BYTES])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _most_brackets_on_a_line(body: bytes) -> int:

@@ -12,18 +12,20 @@ the per-value rules, which name the row). Validation keeps such a column as it i
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 
 def text_lists(array) -> pd.api.extensions.ExtensionArray | None:
     """A pyarrow (chunked) list array as a pandas Arrow column, when every list and every
-    item is present text; None otherwise."""
+    item is present text; None otherwise. Chunks are kept: combining those of a 10^8-id
+    column would copy a gigabyte."""
     import pyarrow as pa
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if not _is_text_list_type(array.type) or array.null_count or array.flatten().null_count:
+    import pyarrow.compute as pc
+    if not _is_text_list_type(array.type) or array.null_count or pc.list_flatten(array).null_count:
         return None
-    return pd.arrays.ArrowExtensionArray(array)
+    return pd.arrays.ArrowExtensionArray(array if isinstance(array, pa.ChunkedArray)
+                                         else pa.chunked_array([array]))
 
 
 def is_text_lists(dtype) -> bool:
@@ -32,10 +34,17 @@ def is_text_lists(dtype) -> bool:
 
 
 def arrow_of(series: pd.Series):
-    """The pyarrow list array behind a ``text_lists`` column, in one chunk."""
+    """The pyarrow chunked list array behind a ``text_lists`` column (no copy)."""
     import pyarrow as pa
     array = pa.array(series.array)  # an Arrow-backed column gives its chunked array
-    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    return array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array])
+
+
+def list_rows(lists) -> np.ndarray:
+    """For each item of the flattened lists, the position of its list (int64)."""
+    import pyarrow.compute as pc
+    lengths = pc.list_value_length(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
 
 
 def _is_text_list_type(kind) -> bool:

@@ -134,37 +134,148 @@ def text_codes(column) -> np.ndarray:
     of first appearance; pyarrow hashes each value once (pandas' factorize of Arrow-backed
     text costs seconds at 10^7 ids, issue 19)."""
     import pyarrow.compute as pc
-    return pc.dictionary_encode(_large_text(column)).indices.to_numpy().astype(np.int64)
+    return dictionary_indices(pc.dictionary_encode(_large_text(column)))
+
+
+def dictionary_indices(encoded) -> np.ndarray:
+    """The int64 codes of a dictionary-encoded (chunked) array; pyarrow encodes the chunks
+    of one array against one shared dictionary, so the chunks' codes are comparable."""
+    import pyarrow as pa
+    if not isinstance(encoded, pa.ChunkedArray):
+        return encoded.indices.to_numpy().astype(np.int64)
+    parts = [chunk.indices.to_numpy().astype(np.int64) for chunk in encoded.chunks]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 def codes_among(keys, values) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of ``keys`` (as ``text_codes``) and of ``values`` in the same code space, where
-    every value that is not a key shares one extra code, len(distinct keys): what a join on
-    the keys needs, with one hash table of the (few) keys instead of all the values."""
+    """Codes of ``keys`` and of ``values`` in one code space: each text's code is the
+    position of its first occurrence among the keys, and every value that is not a key
+    shares one extra code, len(keys). What a join on the keys needs, from one hash table of
+    the (few) keys: pyarrow's ``index_in`` keeps a repeated key's first position, and the
+    keys are looked up with the values in the same call (issue 19)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
-    encoded = pc.dictionary_encode(_large_text(keys))
-    found = pc.index_in(_large_text(values), value_set=encoded.dictionary)
-    absent = len(encoded.dictionary)
-    return (encoded.indices.to_numpy().astype(np.int64),
-            found.fill_null(absent).to_numpy().astype(np.int64))
+    keys, values = _one_text_type(keys, values)
+    both = pa.chunked_array([keys] + (values.chunks if isinstance(values, pa.ChunkedArray) else [values]),
+                            type=values.type)
+    found = pc.index_in(both, value_set=keys).fill_null(len(keys))
+    codes = found.to_numpy().astype(np.int64)
+    return codes[:len(keys)], codes[len(keys):]
+
+
+def codes_among_in_blocks(keys, key_block: np.ndarray, values, value_bounds) -> tuple[np.ndarray, np.ndarray]:
+    """``codes_among`` one block at a time: key i is in block ``key_block[i]`` and the values
+    of block b are ``values[value_bounds[b]:value_bounds[b + 1]]``. Codes are comparable
+    within a block only, which is all a join needs whose blocks split the join's other key
+    (queries); small hash tables stay in cache, issue 19."""
+    import pyarrow as pa
+    keys, values = _one_text_type(keys, values)
+    key_codes = np.empty(len(keys), np.int64)
+    value_codes = np.empty(len(values), np.int64)
+    key_block = np.asarray(key_block, dtype=np.int64)
+    few = len(value_bounds) <= 1 << 15  # block numbers fit 16 bits: a linear radix sort
+    order = np.argsort(key_block.astype(np.int16) if few else key_block, kind="stable")
+    splits = np.searchsorted(key_block[order], np.arange(len(value_bounds) - 1), side="right")
+    for block, rows in enumerate(np.split(order, splits)[:-1]):  # the last piece is empty
+        start, stop = int(value_bounds[block]), int(value_bounds[block + 1])
+        taken = keys.take(pa.array(rows)) if rows.size != len(keys) else keys
+        key_codes[rows], value_codes[start:stop] = codes_among(taken, values[start:stop])
+    return key_codes, value_codes
+
+
+def _one_text_type(keys, values):
+    """Keys (in one chunk) and values as Arrow text of one type: Arrow text values as they
+    are (a cast of 10^7 ids would copy them), the few keys cast to their type."""
+    import pyarrow as pa
+    if not (isinstance(values, (pa.Array, pa.ChunkedArray))
+            and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))):
+        values = _large_text(values)
+    return _combined(_large_text(keys)).cast(values.type), values
 
 
 def repeated_rows(*columns) -> np.ndarray:
     """``DataFrame.duplicated`` over key columns of text: True on every row whose key
-    appeared on an earlier row."""
-    size = len(columns[0])
-    key = np.zeros(size, dtype=np.int64)
-    for column in columns:  # kept dense after each column, so the product never overflows
-        codes = text_codes(column)
-        key = np.unique(key * (int(codes.max(initial=0)) + 1) + codes, return_inverse=True)[1]
-    first = np.unique(key, return_index=True)[1]
-    repeated = np.ones(size, dtype=bool)
-    repeated[first] = False
+    appeared on an earlier row.
+
+    Rows are keyed a block of first-column values at a time (a repeated key repeats its
+    first value, so it never crosses blocks; each block keeps its rows in order): hash tables
+    of 10^6 keys fall out of cache and cost three times as much per row (issue 19).
+    """
+    lead = text_codes(columns[0])
+    rest = [_combined(_large_text(column)) for column in columns[1:]]
+    repeated = np.zeros(lead.size, dtype=bool)
+    for rows in _blocks_of(lead):
+        key = lead[rows]
+        for text in rest:
+            codes = text_codes(text.take(rows)) if rows.size != lead.size else text_codes(text)
+            bound = int(codes.max(initial=0)) + 1
+            if int(key.max(initial=0)) >= np.iinfo(np.int64).max // bound - 1:
+                key = _first_seen_codes(key)  # kept dense, so the product never overflows
+            key = key * bound + codes
+        key = _first_seen_codes(key) if rest else key
+        # Codes count distinct keys in order of first appearance, so a row is a key's first
+        # when its code is above every earlier row's: one hash pass, no sort.
+        first = np.ones(key.size, dtype=bool)
+        first[1:] = key[1:] > np.maximum.accumulate(key)[:-1]
+        repeated[rows[~first]] = True
     return repeated
+
+
+KEYS_PER_BLOCK = 1 << 15
+
+
+def _blocks_of(codes: np.ndarray):
+    """The row positions of each block of KEYS_PER_BLOCK consecutive codes, each in row order."""
+    block = codes // KEYS_PER_BLOCK
+    if block.size == 0 or block.max() == 0:
+        yield np.arange(codes.size)
+        return
+    # Stable and radix-sorted: at most 2^15 blocks fit 16 bits, so this is one linear pass.
+    order = np.argsort(block.astype(np.int16 if block.max() < 1 << 15 else np.int64), kind="stable")
+    yield from np.split(order, np.flatnonzero(np.diff(block[order])) + 1)
+
+
+def _combined(array):
+    import pyarrow as pa
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def sorted_distinct(column) -> np.ndarray:
+    """``np.sort`` of the distinct texts of ``column``, as an object array of str, sorted and
+    deduplicated by pyarrow (UTF-8 byte order is code point order, as Python compares str):
+    sorting 10^6 Python strings costs about a second, issue 19."""
+    import pyarrow.compute as pc
+    distinct = pc.unique(_large_text(column))
+    ordered = distinct.take(pc.sort_indices(distinct))
+    return np.asarray(ordered.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _first_seen_codes(key: np.ndarray) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    return pc.dictionary_encode(pa.array(key)).indices.to_numpy().astype(np.int64)
+
+
+def text_ids(frame: pd.DataFrame, column: str, file: str):
+    """``canonical_ids`` as a column: Arrow-backed text (JSON lines, parquet) stays the
+    pandas "str" array it is, without a Python string per id (issue 19); anything else is
+    the object array ``canonical_ids`` gives."""
+    series = frame[column]
+    if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
+        refuse_missing(series, frame, column, file, "id")
+        import pyarrow.compute as pc
+        empty = pc.equal(pc.utf8_length(_large_text(series)), 0).to_numpy(zero_copy_only=False)
+        if empty.any():
+            raise InputError("empty id", file=file, column=column,
+                             row=row_of(frame, int(np.flatnonzero(empty)[0])), hint="give every row an id")
+        return series.array
+    return canonical_ids(frame, column, file)
 
 
 def _large_text(column):
     import pyarrow as pa
+    if isinstance(column, (pa.Array, pa.ChunkedArray)):
+        return column.cast(pa.large_string())
     values = column.array if isinstance(column, (pd.Series, pd.Index)) else column
     if isinstance(getattr(values, "dtype", None), pd.StringDtype) and values.dtype.storage == "pyarrow":
         array = pa.array(values)

@@ -8,8 +8,9 @@ import pytest
 
 import langchef_core as lc
 from langchef_core.inputs.errors import InputError
-from langchef_core.scoring.retrieval import candidate_pool, long_run, qrels_table
 from langchef_core.inputs.tables import read_table
+from langchef_core.scoring.retrieval import candidate_pool, long_run, qrels_table
+from langchef_core.scoring.retrieval.metrics import score_run
 
 
 def write_jsonl(path, records):
@@ -227,11 +228,16 @@ def test_ranked_entries_are_text_columns_as_pandas_would_infer_them():
     assert empty.entries["doc_id"].dtype == object and empty.queries.tolist() == ["q1"]
 
 
-def test_arrow_lists_give_the_entries_python_lists_give():
+@pytest.mark.parametrize("lists_per_block", [1 << 15, 1, 3])
+def test_arrow_lists_give_the_entries_python_lists_give(lists_per_block, monkeypatch):
     """An Arrow list column (parquet, JSON lines read by pyarrow) is flattened without a
-    Python string per entry into the very entries frame the per-item path builds; an empty
+    Python string per entry into the very entries frame the per-item path builds, and scored
+    from its lists cut at k, coded a block of lists at a time, to the same metrics; an empty
     id in it still gets the per-item message."""
     import pyarrow as pa
+
+    from langchef_core.scoring.retrieval import metrics
+    monkeypatch.setattr(metrics, "LISTS_PER_BLOCK", lists_per_block)
     rng = np.random.default_rng(4)
     for _ in range(200):
         n = int(rng.integers(1, 30))
@@ -244,8 +250,17 @@ def test_arrow_lists_give_the_entries_python_lists_give():
                               index=pd.RangeIndex(1, n + 1, name="row"))
         arrow = python.assign(retrieved=pd.arrays.ArrowExtensionArray(pa.array(lists, pa.list_(pa.string()))))
         fast, slow = lc.RankedRun.from_frame(arrow), lc.RankedRun.from_frame(python)
+        assert fast.lists is not None and slow.lists is None  # entries built when asked
         pd.testing.assert_frame_equal(fast.entries, slow.entries)
         assert fast.queries.tolist() == slow.queries.tolist()
+        # Scored from the lists cut at k, the metrics are those of the whole entries, to the bit.
+        positives = pd.DataFrame({"query_id": [f"q{int(q)}" for q in rng.integers(0, n + 3, 2 * n)],
+                                  "doc_id": [f"d{int(d)}" for d in rng.integers(0, 40, 2 * n)]})
+        k = int(rng.integers(1, 7))
+        scored = [score_run(run, positives, positives["query_id"].unique(), k=k)
+                  for run in map(lc.RankedRun.from_frame, (arrow, python))]
+        assert scored[0][0].tolist() == scored[1][0].tolist()
+        pd.testing.assert_frame_equal(scored[0][1].to_frame(), scored[1][1].to_frame())
     bad = pd.DataFrame({"example_id": ["q1", "q2"], "retrieved": pd.arrays.ArrowExtensionArray(
         pa.array([["a"], ["b", ""]], pa.list_(pa.string())))}, index=pd.RangeIndex(1, 3, name="row"))
     error = raised(lambda: lc.RankedRun.from_frame(bad, file="runs/x/variant.jsonl"))

@@ -142,3 +142,27 @@ def test_brackets_are_counted_per_line_across_scan_slices(monkeypatch):
         total = body.count(b"{") + body.count(b"[")
         expected = 0 if total <= columnar._MAX_BRACKETS_PER_LINE else most
         assert columnar._most_brackets_on_a_line(body) == expected, body
+
+
+def test_large_tables_are_read_in_bulk_or_refused_before_reading(tmp_path, monkeypatch):
+    """Above the line-reading limit a table is read only in bulk (parquet, plain JSON lines),
+    which holds about the file's size; one that would be read line by line (about ten times
+    its size) is refused with what to do, and anything above the table limit is refused."""
+    from langchef_core.inputs import tables
+    monkeypatch.setattr(tables, "MAX_LINE_READ_BYTES", 64)
+    plain = tmp_path / "run.jsonl"
+    plain.write_text("".join(json.dumps({"example_id": f"q{i}", "retrieved": ["a", "b"]}) + "\n"
+                             for i in range(20)))
+    assert len(tables.read_table(plain)) == 20
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text(plain.read_text() + "\n")
+    with pytest.raises(InputError, match="larger than 0 MiB, and this JSON-lines file cannot be read "
+                                         "in bulk .* write it as parquet"):
+        tables.read_table(blank)
+    csv = tmp_path / "run.csv"
+    csv.write_text("example_id,score\n" + "".join(f"q{i},1\n" for i in range(20)))
+    with pytest.raises(InputError, match="a CSV file is read line by line"):
+        tables.read_table(csv)
+    monkeypatch.setattr(tables, "MAX_TABLE_BYTES", 64)
+    with pytest.raises(InputError, match="is larger than 0 MiB; split the suite"):
+        tables.read_table(plain)

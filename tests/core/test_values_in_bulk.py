@@ -110,3 +110,69 @@ def test_positions_in_matches_get_indexer(dtype):
     index = pd.Index(np.array(["q1", "q10", "q2", "ä"], dtype=object))
     values_ = pd.Series(["q2", "q1", "zz", "ä", "q10", "q2"], dtype=dtype)
     assert positions_in(values_, index).tolist() == index.get_indexer(values_).tolist()
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+def test_repeated_rows_is_duplicated_over_the_key_columns(dtype, monkeypatch):
+    """One hash pass gives ``DataFrame.duplicated``, also when the key product is densified
+    first (forced here by a tiny int64 bound) and for one or three columns."""
+    from langchef_core.inputs import ids
+    rng = np.random.default_rng(7)
+    for n, spread in ((0, 4), (1, 4), (2, 4), (50, 4), (400, 4), (400, 300), (400, 2000)):
+        # Few distinct values (most rows shared) and many (most rows keyed by no one else).
+        frame = pd.DataFrame({name: pd.Series([f"{name}{int(v)}" for v in rng.integers(0, spread // (1 + i), n)],
+                                              dtype=dtype) for i, name in enumerate("abc")})
+        for keys in (["a"], ["a", "b"], ["a", "b", "c"]):
+            expected = frame.duplicated(keys).to_numpy()
+            assert ids.repeated_rows(*(frame[k] for k in keys)).tolist() == expected.tolist()
+            with monkeypatch.context() as patch:
+                patch.setattr(ids.np, "iinfo", lambda _: type("I", (), {"max": 9}))
+                assert ids.repeated_rows(*(frame[k] for k in keys)).tolist() == expected.tolist()
+            for per_block in (1, 3):  # keyed a few first-column values at a time
+                with monkeypatch.context() as patch:
+                    patch.setattr(ids, "KEYS_PER_BLOCK", per_block)
+                    assert ids.repeated_rows(*(frame[k] for k in keys)).tolist() == expected.tolist()
+
+
+def test_sorted_distinct_is_numpy_sort_of_unique():
+    from langchef_core.inputs.ids import sorted_distinct
+    texts = ["q2", "q10", "ä", "Z", "q2", "é", "a b", "q1", "ä", "\U0001f600", "ｑ"]
+    for dtype in ("str", object):
+        got = sorted_distinct(pd.Series(texts, dtype=dtype))
+        assert got.dtype == object and got.tolist() == np.sort(np.unique(np.array(texts, object))).tolist()
+    assert sorted_distinct(pd.Series([], dtype="str")).tolist() == []
+
+
+def test_text_ids_keep_arrow_text_and_refuse_what_canonical_ids_refuse():
+    from langchef_core.inputs.errors import InputError
+    from langchef_core.inputs.ids import canonical_ids, text_ids
+    frame = pd.DataFrame({"id": pd.array(["a", "b"], dtype="str")}, index=pd.Index([3, 4], name="row"))
+    kept = text_ids(frame, "id", "f")
+    assert isinstance(kept.dtype, pd.StringDtype) and list(kept) == list(canonical_ids(frame, "id", "f"))
+    numbers = pd.DataFrame({"id": [7, 8]})
+    assert text_ids(numbers, "id", "f").tolist() == ["7", "8"]
+    for bad, words in ((["a", ""], "empty id"), (["a", None], "missing id")):
+        frame = pd.DataFrame({"id": pd.array(bad, dtype="str")}, index=pd.Index([3, 4], name="row"))
+        with pytest.raises(InputError, match=f"row 4: {words}"):
+            text_ids(frame, "id", "f")
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_codes_among_joins_values_on_the_keys(chunked):
+    """Equal texts get equal codes across keys and values, different keys different codes,
+    and a value that is no key the one extra code len(keys)."""
+    import pyarrow as pa
+
+    from langchef_core.inputs.ids import codes_among
+    rng = np.random.default_rng(3)
+    keys = [f"d{int(v)}" for v in rng.integers(0, 30, 60)]
+    values = [f"d{int(v)}" for v in rng.integers(0, 60, 500)]
+    column = pa.array(values, pa.string())
+    if chunked:
+        column = pa.chunked_array([column[:123], column[123:]])
+    key_codes, value_codes = codes_among(pd.Series(keys, dtype="str"), column)
+    first = {}
+    for position, key in enumerate(keys):
+        first.setdefault(key, position)
+    assert key_codes.tolist() == [first[k] for k in keys]
+    assert value_codes.tolist() == [first.get(v, len(keys)) for v in values]

@@ -23,7 +23,8 @@ from pandera import dtypes
 from pandera.engines import pandas_engine
 from pandera.typing import Series
 
-from ..id_lists import arrow_of, is_text_lists
+from ..id_lists import arrow_of, is_text_lists, list_rows
+from ..ids import text_codes
 from . import values
 from .values import RELEVANCE_GRADES, SOURCES, VERDICTS, Rejected
 
@@ -68,8 +69,8 @@ def _non_negative(series: pd.Series) -> pd.Series:
 def _no_repeats(series: pd.Series) -> pd.Series:
     if is_text_lists(series.dtype):  # one hash of (list, id) pairs, not a set per row
         lists = arrow_of(series)
-        parents = pc.list_parent_indices(lists).to_numpy()
-        codes = pc.dictionary_encode(pc.list_flatten(lists)).indices.to_numpy()
+        parents = list_rows(lists)
+        codes = text_codes(pc.list_flatten(lists))
         pairs = parents.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
         first = np.unique(pairs, return_index=True)[1]
         distinct = np.bincount(parents[first], minlength=len(series))

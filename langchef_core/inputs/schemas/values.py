@@ -274,8 +274,9 @@ def _all_text(series: pd.Series) -> bool:
 
 
 def id_list_column(series: pd.Series) -> pd.Series:
+    import pyarrow.compute as pc
     if is_text_lists(series.dtype) and not series.isna().any() and \
-            not arrow_of(series).flatten().null_count:
+            not pc.list_flatten(arrow_of(series)).null_count:
         return series  # read by pyarrow: every cell already a list of present text (id_lists)
     values = series.tolist()
     if set(map(type, values)) == {list} and set(map(type, chain.from_iterable(values))) <= {str}:

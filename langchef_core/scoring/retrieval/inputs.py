@@ -16,7 +16,8 @@ import itertools
 import weakref
 import numbers
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ import pandas as pd
 from ...inputs.errors import InputError
 from ...inputs.id_lists import arrow_of, is_text_lists
 from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id, isin,
-                           refuse_missing, repeated_rows, row_of)
+                           refuse_missing, repeated_rows, row_of, sorted_distinct, text_ids)
 
 RUN_COLUMNS = ("query_id", "doc_id", "rank")
 ARM_COLUMNS = ("example_id", "retrieved")
@@ -64,19 +65,57 @@ def _validated(frame: pd.DataFrame, kind, validate):
 
 
 @dataclass(frozen=True, eq=False)
+class ArmLists:
+    """An arm run's ranked lists as Arrow holds them (``inputs.id_lists``): list i, from data
+    row ``rows[i]``, ranks the docs of query ``queries[i]``, best first.
+
+    Kept this way because scoring at k needs only each list's first k ids, so a run of
+    10^6 queries × 100 docs is coded at 10^7 ids, not flattened to 10^8 (issue 19).
+    """
+
+    queries: np.ndarray
+    rows: np.ndarray
+    lists: object  # a pyarrow ListArray of non-empty text, no missing list or item
+
+    def top(self, k: int) -> tuple[np.ndarray, object]:
+        """The length of each list cut at k, and the cut lists' ids flattened, in list order."""
+        import pyarrow.compute as pc
+        return _lengths_and_ids(pc.list_slice(self.lists, 0, k))
+
+    def entries(self) -> pd.DataFrame:
+        import pyarrow as pa
+        lengths, flat = _lengths_and_ids(self.lists)
+        docs = pd.array(flat.cast(pa.large_string()), dtype="str") if len(flat) else \
+            np.empty(0, dtype=object)  # empty: object, as _text gives
+        return _entries(self.rows, self.queries, lengths, docs)
+
+
+def _lengths_and_ids(lists) -> tuple[np.ndarray, object]:
+    import pyarrow.compute as pc
+    return pc.list_value_length(lists).to_numpy().astype(np.int64), pc.list_flatten(lists)
+
+
+@dataclass(frozen=True, eq=False)
 class RankedRun:
     """One arm's retrieval run after validation.
 
     ``entries`` has ``query_id``, ``doc_id`` (strings) and ``rank`` (int64 ≥ 1, unique per
     query), indexed by the source row; ``queries`` lists every query the run answered, sorted,
     including those whose list is empty; ``candidates`` (``query_id``, ``doc_id``) is the pool
-    the arm says it ranked, when its file carries a ``candidates`` column.
+    the arm says it ranked, when its file carries a ``candidates`` column. ``lists`` holds an
+    arm run read as Arrow lists (``ArmLists``), from which ``entries`` is built only when a
+    caller asks for it.
     """
 
-    entries: pd.DataFrame
     queries: np.ndarray
     candidates: pd.DataFrame | None
     file: str
+    lists: ArmLists | None = None
+    table: pd.DataFrame | None = field(default=None, repr=False)
+
+    @cached_property
+    def entries(self) -> pd.DataFrame:
+        return self.table if self.table is not None else self.lists.entries()
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, file: str = "run",
@@ -84,16 +123,18 @@ class RankedRun:
         """A long run (``query_id, doc_id, rank``) or an arm run (``example_id, retrieved``)."""
         _check_frame(frame, file)
         if "retrieved" in frame.columns or "example_id" in frame.columns:
-            entries, queries = _validated(frame, "arm", lambda: _arm_entries(frame, file))
+            ranked, queries = _validated(frame, "arm", lambda: _arm_entries(frame, file))
             query_column = "example_id"
         else:
-            entries = _validated(frame, "long", lambda: long_run(frame, file=file))
-            queries = np.sort(entries["query_id"].unique().astype(object))
+            ranked = _validated(frame, "long", lambda: long_run(frame, file=file))
+            queries = sorted_distinct(ranked["query_id"])
             query_column = "query_id"
         if goldens is not None:
-            _check_goldens(entries, queries, frame, query_column, goldens, file)
+            _check_goldens(queries, frame, query_column, goldens, file)
         candidates = arm_candidates(frame, file=file) if "candidates" in frame.columns else None
-        return cls(entries, queries, candidates, file)
+        if isinstance(ranked, ArmLists):
+            return cls(queries, candidates, file, lists=ranked)
+        return cls(queries, candidates, file, table=ranked)
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,15 +150,15 @@ class Judgements:
         return cls(_validated(frame, ("qrels", require_source),
                               lambda: qrels_table(frame, file=file, require_source=require_source)), file)
 
-    @property
+    @cached_property
     def sources(self) -> tuple[str, ...]:
         present = set(self.table["source"].unique())
         # Provenance order (human, click, teacher), not alphabetical: the strongest labels first.
         return tuple(s for s in SOURCES + (UNLABELLED,) if s in present)
 
-    @property
+    @cached_property
     def queries(self) -> np.ndarray:
-        return np.sort(self.table["query_id"].unique().astype(object))
+        return sorted_distinct(self.table["query_id"])
 
     def positives(self, source: str | None = None) -> pd.DataFrame:
         """Relevant (query, doc) pairs, of one source or of all; a pair judged twice counts once."""
@@ -125,7 +166,9 @@ class Judgements:
         if source is not None:
             table = table[table["source"] == source]
         relevant = table.loc[table["relevant"] == 1, ["query_id", "doc_id"]]
-        return relevant.drop_duplicates(ignore_index=True)
+        if len(self.sources) > 1:  # one judgement per (query, doc, source): repeats only across sources
+            relevant = relevant[~repeated_rows(relevant["query_id"], relevant["doc_id"])]
+        return relevant.reset_index(drop=True)
 
 
 def long_run(frame: pd.DataFrame, *, file: str = "run") -> pd.DataFrame:
@@ -180,12 +223,14 @@ def qrels_table(frame: pd.DataFrame, *, file: str = "qrels",
     _check_frame(frame, file)
     _require(frame, QRELS_COLUMNS + (("source",) if require_source else ()), file,
              hint="qrels need query_id, doc_id, relevant (0/1) and source (human|click|teacher)")
-    table = pd.DataFrame({"query_id": canonical_ids(frame, "query_id", file),
-                          "doc_id": canonical_ids(frame, "doc_id", file),
+    table = pd.DataFrame({"query_id": text_ids(frame, "query_id", file),
+                          "doc_id": text_ids(frame, "doc_id", file),
                           "relevant": binary_relevance(frame, "relevant", file)},
                          index=data_rows(frame))
-    table["source"] = label_sources(frame, "source", file) if "source" in frame.columns else UNLABELLED
-    _refuse_repeats(table, frame, ["query_id", "doc_id", "source"], file, "doc_id",
+    labelled = "source" in frame.columns
+    table["source"] = label_sources(frame, "source", file) if labelled else _same_text(UNLABELLED, len(table))
+    # Without a source column every judgement has the same one: the pair alone is the key.
+    _refuse_repeats(table, frame, ["query_id", "doc_id"] + (["source"] if labelled else []), file, "doc_id",
                     "judges the same (query, doc) twice for one source",
                     "keep one judgement per query, document and source")
     return table
@@ -251,21 +296,29 @@ def label_sources(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
     return series.astype(str).to_numpy(dtype=object)
 
 
-def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _same_text(text: str, size: int):
+    """A "str" column of one text, as pandas infers it from ``text`` repeated, built without
+    a Python object per row."""
+    import pyarrow as pa
+    return pd.array(pa.array([text], pa.large_string()).take(pa.array(np.zeros(size, np.int64))),
+                    dtype="str")
+
+
+def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame | ArmLists, np.ndarray]:
     _require(frame, ARM_COLUMNS, file,
              hint="an arm run has one row per example: example_id and its ranked retrieved list")
-    queries = canonical_ids(frame, "example_id", file)
+    queries = text_ids(frame, "example_id", file)
     _refuse_repeats(pd.DataFrame({"example_id": queries}), frame, ["example_id"], file,
                     "example_id", "the same example appears twice", "keep one row per example")
-    return _explode(frame, queries, "retrieved", file), np.sort(queries)
+    lists = _arrow_lists(frame, queries, "retrieved")
+    return (lists if lists is not None else _explode(frame, queries, "retrieved", file)), sorted_distinct(queries)
 
 
 def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -> pd.DataFrame:
     """One row per list item: (query_id, doc_id, rank = position in the list), by source row."""
-    if is_text_lists(frame[column].dtype):
-        exploded = _explode_arrow(frame, queries, column)
-        if exploded is not None:
-            return exploded
+    lists = _arrow_lists(frame, queries, column)
+    if lists is not None:
+        return lists.entries()
     lists = frame[column].tolist()
     for position, items in enumerate(lists):
         if not isinstance(items, (list, tuple, np.ndarray)):
@@ -291,31 +344,32 @@ def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -
                              f"{describe_value(doc)}, not a doc id", file=file, column=column,
                              row=row_of(frame, position), hint="list doc ids as non-empty strings")
         docs[at] = id_text(doc)
-    return _entries(frame, queries, rows, starts, lengths, _text(docs))
+    return _entries(data_rows(frame).to_numpy(), queries, lengths, _text(docs))
 
 
-def _explode_arrow(frame: pd.DataFrame, queries: np.ndarray, column: str) -> pd.DataFrame | None:
-    """``_explode`` of an Arrow column of lists of text (``inputs.id_lists``) without a Python
-    string per entry; None when some entry needs the per-item rules (missing, empty)."""
-    import pyarrow as pa
+def _arrow_lists(frame: pd.DataFrame, queries: np.ndarray, column: str) -> ArmLists | None:
+    """The column as ``ArmLists`` when it is an Arrow column of lists of text
+    (``inputs.id_lists``) that passes as it is; None when some entry needs the per-item rules
+    (missing, empty), which name the list and the item."""
+    if not is_text_lists(frame[column].dtype):
+        return None
     import pyarrow.compute as pc
     lists = arrow_of(frame[column])
     flat = pc.list_flatten(lists)
     if lists.null_count or flat.null_count or pc.any(pc.equal(flat, "")).as_py():
-        return None  # the per-item path names the list and the item
-    lengths = pc.list_value_length(lists).to_numpy().astype(np.int64)
+        return None
+    return ArmLists(queries, data_rows(frame).to_numpy(), lists)
+
+
+def _entries(list_rows, queries, lengths, docs) -> pd.DataFrame:
+    """The exploded entries: list i (from data row ``list_rows[i]``, query ``queries[i]``)
+    gives ``lengths[i]`` consecutive entries of ``docs``, ranked from 1."""
     rows = np.repeat(np.arange(lengths.size), lengths)
-    docs = pd.array(flat.cast(pa.large_string()), dtype="str") if rows.size else \
-        np.empty(0, dtype=object)  # empty: object, as _text gives
-    return _entries(frame, queries, rows, np.cumsum(lengths) - lengths, lengths, docs)
-
-
-def _entries(frame, queries, rows, starts, lengths, docs) -> pd.DataFrame:
-    """The exploded entries: entry i is item i − starts[row] of list ``rows[i]``, rank from 1."""
+    starts = np.cumsum(lengths) - lengths
     return pd.DataFrame(
         {"query_id": _text(queries, rows), "doc_id": docs,
          "rank": np.arange(rows.size, dtype=np.int64) - np.repeat(starts, lengths) + 1},
-        index=pd.Index(data_rows(frame).to_numpy()[rows], name="row"))
+        index=pd.Index(np.asarray(list_rows)[rows], name="row"))
 
 
 def _text(values: np.ndarray, take: np.ndarray | None = None):
@@ -329,7 +383,7 @@ def _text(values: np.ndarray, take: np.ndarray | None = None):
     return pd.array(text if take is None else text.take(pa.array(take)), dtype="str")
 
 
-def _check_goldens(entries, queries, frame, column, goldens, file) -> None:
+def _check_goldens(queries, frame, column, goldens, file) -> None:
     known = pd.Index([id_text(g) if is_valid_id(g) else g for g in goldens])
     unknown = ~isin(pd.Index(queries), known)
     if unknown.any():

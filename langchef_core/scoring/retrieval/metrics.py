@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import codes_among, isin, positions_in
+from ...inputs.ids import codes_among_in_blocks, isin, positions_in, sorted_distinct
 from .inputs import Judgements, RankedRun
 from .kernel import QueryCounts, check_k, count_hits, ideal_dcg, ranked_lists
 
@@ -156,20 +156,72 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
     queries, sorted; the result's arrays follow that order.
     """
     if queries is None:
-        queries = np.union1d(run.queries.astype(str), np.asarray(judged_queries, dtype=str))
+        queries = sorted_distinct(np.concatenate([np.asarray(run.queries, dtype=object),
+                                                  np.asarray(judged_queries, dtype=object)]))
     index = pd.Index(np.asarray(queries, dtype=object))
-    entries = run.entries
-    query_code = positions_in(entries["query_id"], index)
-    if (query_code < 0).any():
-        raise ValueError("the run answers queries outside the queries to score")
     positives = positives[isin(positives["query_id"], index)]
+    positive_query = positions_in(positives["query_id"], index)
+    lists = _arm_lists(run, index, k) if run.lists is not None else _long_lists(run, index)
     # Only whether a listed doc is one of the query's positives matters (the kernel keeps a
     # repeated doc once among the hits), so every other doc shares one code.
-    positive_docs, run_docs = codes_among(positives["doc_id"], entries["doc_id"])
+    positive_docs, run_docs = codes_among_in_blocks(positives["doc_id"], lists.block_of_query[positive_query],
+                                                    lists.docs, lists.block_bounds)
+    counts = count_hits(ranked_lists(lists.offsets, run_docs[lists.order], lists.ranks),
+                        positive_query, positive_docs, k=k)
+    return index.to_numpy(), QueryMetrics.from_counts(counts)
+
+
+# Lists per block when an arm run's doc ids are coded: the positives and entries of about
+# 3·10^4 queries make hash tables that stay in cache (10^6 queries in one table: 3× slower).
+LISTS_PER_BLOCK = 1 << 15
+
+
+@dataclass(frozen=True, eq=False)
+class _TextLists:
+    """Ranked lists of doc id text before coding: query q's list is
+    ``docs[order[offsets[q]:offsets[q + 1]]]``; the docs of the queries of block b
+    (``block_of_query``) are ``docs[block_bounds[b]:block_bounds[b + 1]]``."""
+
+    offsets: np.ndarray
+    docs: object
+    order: np.ndarray
+    ranks: np.ndarray | None
+    block_of_query: np.ndarray
+    block_bounds: np.ndarray
+
+
+def _arm_lists(run: RankedRun, index: pd.Index, k: int) -> _TextLists:
+    """An arm run's lists cut at k (ranks past k never count), one per query code; a query
+    the run did not answer gets an empty list."""
+    query_code = _codes_of(pd.Series(run.lists.queries, dtype=object), index)
+    lengths, docs = run.lists.top(k)
+    by_code = np.zeros(index.size, np.int64)
+    by_code[query_code] = lengths  # one list per query: repeated examples were refused
+    offsets = np.r_[0, np.cumsum(by_code)]
+    order = np.argsort(query_code, kind="stable")
+    starts = np.cumsum(lengths) - lengths
+    shift = np.repeat(starts[order] - offsets[query_code[order]], lengths[order])
+    # Blocks of consecutive lists in file order, whose entries are consecutive in ``docs``; a
+    # query the run did not answer has no entries and joins block 0.
+    block_of_query = np.zeros(index.size, np.int64)
+    block_of_query[query_code] = np.arange(query_code.size) // LISTS_PER_BLOCK
+    bounds = np.r_[starts[::LISTS_PER_BLOCK], lengths.sum()] if lengths.size else np.zeros(2, np.int64)
+    return _TextLists(offsets, docs, shift + np.arange(shift.size, dtype=np.int64), None,
+                      block_of_query, bounds)
+
+
+def _long_lists(run: RankedRun, index: pd.Index) -> _TextLists:
+    entries = run.entries
+    query_code = _codes_of(entries["query_id"], index)
     ranks = entries["rank"].to_numpy(np.int64)
     order = np.lexsort((ranks, query_code))
     offsets = np.r_[0, np.cumsum(np.bincount(query_code, minlength=index.size))]
-    metrics = retrieval_metrics_arrays(offsets, run_docs[order],
-                                       positions_in(positives["query_id"], index),
-                                       positive_docs, k=k, ranks=ranks[order])
-    return index.to_numpy(), metrics
+    return _TextLists(offsets, entries["doc_id"], order, ranks[order], np.zeros(index.size, np.int64),
+                      np.array([0, len(entries)]))
+
+
+def _codes_of(query_ids, index: pd.Index) -> np.ndarray:
+    query_code = positions_in(query_ids, index)
+    if (query_code < 0).any():
+        raise ValueError("the run answers queries outside the queries to score")
+    return query_code
