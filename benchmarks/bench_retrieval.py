@@ -12,9 +12,14 @@ its own loader: pytrec_eval's ``parse_run``/``parse_qrel``, ranx's
 side and charged to the other. pytrec_eval's reciprocal rank has no cut-off, so it is also
 evaluated on the run cut at k, and that cut is part of its time. Peak resident memory is read
 from each process's own rusage (``os.wait4``); the means are printed so agreement can be seen.
+Each process's data segment is capped (``--memory-limit-gb``); a tool that runs out fails
+alone, and the ratios against it use the time and memory it had used when it failed, so
+they are printed as bounds (``≥``, ``≤``). The langchef workers run with a langchef
+process's settings (``langchef_pipeline``: pyarrow's jemalloc allocator on Linux).
 
     python benchmarks/bench_retrieval.py --queries 100000 --docs 20
-    python benchmarks/bench_retrieval.py --queries 1000000 --docs 100 --json benchmarks/results/retrieval.json
+    python benchmarks/bench_retrieval.py --queries 1000000 --docs 100 --files /tmp/bench-1m \
+        --json benchmarks/results/retrieval.json
 """
 
 from __future__ import annotations
