@@ -212,12 +212,20 @@ def repeated_rows(*columns) -> np.ndarray:
             if int(key.max(initial=0)) >= np.iinfo(np.int64).max // bound - 1:
                 key = _first_seen_codes(key)  # kept dense, so the product never overflows
             key = key * bound + codes
-        key = _first_seen_codes(key) if rest else key
-        # Codes count distinct keys in order of first appearance, so a row is a key's first
-        # when its code is above every earlier row's: one hash pass, no sort.
-        first = np.ones(key.size, dtype=bool)
-        first[1:] = key[1:] > np.maximum.accumulate(key)[:-1]
-        repeated[rows[~first]] = True
+        repeated[rows] = repeats_of(key) if rest else _repeats_of_first_seen(key)
+    return repeated
+
+
+def repeats_of(key: np.ndarray) -> np.ndarray:
+    """True where an integer key equals an earlier one (one hash pass, no sort)."""
+    return _repeats_of_first_seen(_first_seen_codes(key))
+
+
+def _repeats_of_first_seen(codes: np.ndarray) -> np.ndarray:
+    # Codes that count distinct keys in order of first appearance: a key's first row is one
+    # whose code is above every earlier row's.
+    repeated = np.zeros(codes.size, dtype=bool)
+    repeated[1:] = codes[1:] <= np.maximum.accumulate(codes)[:-1]
     return repeated
 
 

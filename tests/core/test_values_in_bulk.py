@@ -176,3 +176,16 @@ def test_codes_among_joins_values_on_the_keys(chunked):
         first.setdefault(key, position)
     assert key_codes.tolist() == [first[k] for k in keys]
     assert value_codes.tolist() == [first.get(v, len(keys)) for v in values]
+
+
+@pytest.mark.parametrize("per_block", [1 << 15, 1, 4])
+def test_lists_without_repeats_matches_a_set_per_list(per_block, monkeypatch):
+    import pyarrow as pa
+
+    from langchef_core.inputs import id_lists
+    monkeypatch.setattr(id_lists, "LISTS_PER_BLOCK", per_block)
+    rng = np.random.default_rng(11)
+    lists = [[f"d{int(v)}" for v in rng.integers(0, 12, int(rng.integers(0, 6)))] for _ in range(300)]
+    chunked = pa.chunked_array([pa.array(lists[:97], pa.list_(pa.string())),
+                                pa.array(lists[97:], pa.list_(pa.string()))])
+    assert id_lists.lists_without_repeats(chunked).tolist() == [len(set(ids)) == len(ids) for ids in lists]

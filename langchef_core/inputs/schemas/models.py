@@ -18,13 +18,11 @@ from typing import Annotated, Optional
 import numpy as np
 import pandas as pd
 import pandera.pandas as pa
-import pyarrow.compute as pc
 from pandera import dtypes
 from pandera.engines import pandas_engine
 from pandera.typing import Series
 
-from ..id_lists import arrow_of, is_text_lists, list_rows
-from ..ids import text_codes
+from ..id_lists import arrow_of, is_text_lists, lists_without_repeats
 from . import values
 from .values import RELEVANCE_GRADES, SOURCES, VERDICTS, Rejected
 
@@ -67,15 +65,8 @@ def _non_negative(series: pd.Series) -> pd.Series:
 
 
 def _no_repeats(series: pd.Series) -> pd.Series:
-    if is_text_lists(series.dtype):  # one hash of (list, id) pairs, not a set per row
-        lists = arrow_of(series)
-        parents = list_rows(lists)
-        codes = text_codes(pc.list_flatten(lists))
-        pairs = parents.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
-        first = np.unique(pairs, return_index=True)[1]
-        distinct = np.bincount(parents[first], minlength=len(series))
-        return pd.Series(np.bincount(parents, minlength=len(series)) == distinct,
-                         index=series.index)
+    if is_text_lists(series.dtype):  # hashed in Arrow, not a set per row
+        return pd.Series(lists_without_repeats(arrow_of(series)), index=series.index)
     return series.map(lambda ids: not isinstance(ids, list) or len(set(ids)) == len(ids))
 
 

@@ -159,8 +159,9 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
         queries = sorted_distinct(np.concatenate([np.asarray(run.queries, dtype=object),
                                                   np.asarray(judged_queries, dtype=object)]))
     index = pd.Index(np.asarray(queries, dtype=object))
-    positives = positives[isin(positives["query_id"], index)]
     positive_query = positions_in(positives["query_id"], index)
+    scored = positive_query >= 0  # positives of queries outside ``queries`` are not scored
+    positives, positive_query = positives[scored], positive_query[scored]
     lists = _arm_lists(run, index, k) if run.lists is not None else _long_lists(run, index)
     # Only whether a listed doc is one of the query's positives matters (the kernel keeps a
     # repeated doc once among the hits), so every other doc shares one code.
