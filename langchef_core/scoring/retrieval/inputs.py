@@ -228,7 +228,8 @@ def qrels_table(frame: pd.DataFrame, *, file: str = "qrels",
                           "relevant": binary_relevance(frame, "relevant", file)},
                          index=data_rows(frame))
     labelled = "source" in frame.columns
-    table["source"] = label_sources(frame, "source", file) if labelled else _same_text(UNLABELLED, len(table))
+    table["source"] = label_sources(frame, "source", file) if labelled else \
+        _text(np.array([UNLABELLED], dtype=object), np.zeros(len(table), np.int64))  # no object per row
     # Without a source column every judgement has the same one: the pair alone is the key.
     _refuse_repeats(table, frame, ["query_id", "doc_id"] + (["source"] if labelled else []), file, "doc_id",
                     "judges the same (query, doc) twice for one source",
@@ -296,14 +297,6 @@ def label_sources(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
     return series.astype(str).to_numpy(dtype=object)
 
 
-def _same_text(text: str, size: int):
-    """A "str" column of one text, as pandas infers it from ``text`` repeated, built without
-    a Python object per row."""
-    import pyarrow as pa
-    return pd.array(pa.array([text], pa.large_string()).take(pa.array(np.zeros(size, np.int64))),
-                    dtype="str")
-
-
 def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame | ArmLists, np.ndarray]:
     _require(frame, ARM_COLUMNS, file,
              hint="an arm run has one row per example: example_id and its ranked retrieved list")
@@ -311,14 +304,18 @@ def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame | ArmList
     _refuse_repeats(pd.DataFrame({"example_id": queries}), frame, ["example_id"], file,
                     "example_id", "the same example appears twice", "keep one row per example")
     lists = _arrow_lists(frame, queries, "retrieved")
-    return (lists if lists is not None else _explode(frame, queries, "retrieved", file)), sorted_distinct(queries)
+    ranked = lists if lists is not None else _explode_items(frame, queries, "retrieved", file)
+    return ranked, sorted_distinct(queries)
 
 
 def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -> pd.DataFrame:
     """One row per list item: (query_id, doc_id, rank = position in the list), by source row."""
     lists = _arrow_lists(frame, queries, column)
-    if lists is not None:
-        return lists.entries()
+    return lists.entries() if lists is not None else _explode_items(frame, queries, column, file)
+
+
+def _explode_items(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -> pd.DataFrame:
+    """``_explode`` by the per-item rules, which name the list and the item of a bad id."""
     lists = frame[column].tolist()
     for position, items in enumerate(lists):
         if not isinstance(items, (list, tuple, np.ndarray)):

@@ -194,7 +194,7 @@ class _TextLists:
 def _arm_lists(run: RankedRun, index: pd.Index, k: int) -> _TextLists:
     """An arm run's lists cut at k (ranks past k never count), one per query code; a query
     the run did not answer gets an empty list."""
-    query_code = _codes_of(pd.Series(run.lists.queries, dtype=object), index)
+    query_code = _codes_of(pd.Series(run.lists.queries), index)  # Arrow text: looked up by pyarrow
     lengths, docs = run.lists.top(k)
     by_code = np.zeros(index.size, np.int64)
     by_code[query_code] = lengths  # one list per query: repeated examples were refused
