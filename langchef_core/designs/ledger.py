@@ -343,7 +343,25 @@ class Ledger:
         return found[0] if found else GENESIS
 
     def verify(self) -> str:
-        """Walk the chain; return its head, or raise ``LedgerError`` naming the first break."""
+        """Walk the chain; return its head, or raise ``LedgerError`` naming the first break.
+
+        Every read is taken from one snapshot: another process may append a row and its
+        link between two of them, and a walk that saw the link but not the row would call
+        an honest ledger tampered with."""
+        with self._translated(), self._snapshot():
+            return self._verify()
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """A read transaction: SQLite's shared lock keeps one view until it ends (a writer
+        waits for it, within the connection's busy timeout)."""
+        self._connection.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._connection.execute("COMMIT")
+
+    def _verify(self) -> str:
         def broken(table, row, what):
             where = f"{table} row {row}" if row is not None else f"table {table}"
             raise LedgerError(f"the ledger was tampered with: {where} {what}",
@@ -363,9 +381,7 @@ class Ledger:
             for suffix in ("refuse_update", "refuse_delete"):
                 if f"{table}_{suffix}" not in triggers:
                     broken(table, None, f"lost its append-only trigger {table}_{suffix}")
-        rows = {table: {row[0]: row for row in self._connection.execute(
-                    f"SELECT {', '.join(CHAINED[table])} FROM {table}")}
-                for table in self._chained_tables()}
+        rows = self._chained_rows()
         previous, linked = GENESIS, {table: set() for table in rows}
         for seq, table, row_id, row_sha, link in self._connection.execute(
                 "SELECT seq, table_name, row_id, row_sha256, link_sha256 FROM chain ORDER BY seq"):
@@ -386,6 +402,12 @@ class Ledger:
     def _trigger_names(self) -> set[str]:
         return {name for (name,) in self._connection.execute(
             "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+
+    def _chained_rows(self) -> dict[str, dict[int, tuple]]:
+        """Every chained table's rows, by id (read before the chain, in the same snapshot)."""
+        return {table: {row[0]: row for row in self._connection.execute(
+                    f"SELECT {', '.join(CHAINED[table])} FROM {table}")}
+                for table in self._chained_tables()}
 
     def _insert(self, table: str, values: dict) -> int:
         """INSERT one row and its chain link; the caller holds the transaction."""

@@ -225,6 +225,16 @@ class PostgresLedger(Ledger):
             raise
 
     @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """REPEATABLE READ: every statement sees the rows committed when the first began."""
+        self._connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield
+        finally:
+            if not self._connection.raw.closed:
+                self._connection.execute("COMMIT")
+
+    @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
         with self._translated(), self._locked_transaction(WRITE_LOCK):
             yield

@@ -1,6 +1,7 @@
 """The ledger: append-only, counts repeated looks, migrates its schema in order."""
 
 import sqlite3
+import threading
 from datetime import datetime, timezone
 
 import pytest
@@ -192,3 +193,34 @@ def test_a_dropped_table_is_tampering(tmp_path, statement, words):
     connection.close()
     with pytest.raises(LedgerError, match=words):
         Ledger(path)
+
+
+def verify_while_a_row_lands(ledger, open_other) -> None:
+    """Another process appends a readout, row and link in one commit, between the walk's
+    read of the rows and its read of the chain: the walk must see neither or both."""
+    ledger.record_readout("rerank", DESIGN, DATA_A, 1, "regression")
+    read_rows, landed = ledger._chained_rows, threading.Event()
+
+    def append() -> None:
+        with open_other() as other:
+            other.record_readout("rerank", DESIGN, DATA_B, 2, "regression")
+        landed.set()
+
+    writer = threading.Thread(target=append)
+
+    def rows_then_a_commit():
+        rows = read_rows()
+        writer.start()
+        landed.wait(timeout=1.0)  # SQLite: the writer waits for this snapshot to end
+        return rows
+
+    ledger._chained_rows = rows_then_a_commit
+    before = ledger.verify()  # would say "readouts row 2 was removed" without one snapshot
+    del ledger._chained_rows
+    writer.join(timeout=60)
+    assert landed.is_set() and len(ledger.readouts()) == 2
+    assert ledger.verify() == ledger.head() != before
+
+
+def test_a_walk_of_the_chain_is_not_fooled_by_a_concurrent_append(ledger):
+    verify_while_a_row_lands(ledger, lambda: Ledger(ledger.path))

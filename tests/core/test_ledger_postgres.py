@@ -16,6 +16,7 @@ from langchef_core.inputs.errors import InputError
 from langchef_core.inputs.workspace import Workspace
 from langchef_core.scoring.judges.cache import CachedVerdict, VerdictCache, open_verdict_cache
 from langchef_core.scoring.judges.cache_postgres import PostgresVerdictCache
+from tests.core.test_ledger import verify_while_a_row_lands
 from tests.postgres import postgres_url  # noqa: F401 - the fixture
 
 DESIGN, DATA_A, DATA_B = "d" * 64, "a" * 64, "b" * 64
@@ -146,3 +147,8 @@ def test_a_bad_url_is_one_sentence(tmp_path, monkeypatch):
 def _moment():
     from datetime import datetime
     return datetime(2024, 5, 2, 9, 30, tzinfo=UTC)
+
+
+def test_a_walk_of_the_chain_is_not_fooled_by_a_concurrent_append(ledger):
+    """The race tests/reliability/test_concurrent_readouts.py once lost in CI."""
+    verify_while_a_row_lands(ledger, lambda: PostgresLedger(ledger.url))
