@@ -5,8 +5,10 @@ judge citing five criteria, users as clusters, a protected slice and a p95-laten
 and a retrieval experiment with 20 ranked documents per query), then each experiment is read
 out by the real console script in its own process, timed from process start to report
 written, with the process's peak resident memory read from its rusage (``os.wait4``). The
-90-golden demo readout is timed the same way. Targets on the 2-core development machine
-(issue 19): 10^5 goldens < 20 s for each kind; 10^6 < 3 min and < 6 GB; the demo < 5 s.
+90-golden demo readout is timed the same way, five times (its median is held to the target).
+Targets on the 2-core development machine (issue 19): 10^5 goldens < 20 s for each kind;
+10^6 < 3 min and < 6 GB; the demo < 5 s. Langchef's modules are compiled to bytecode first,
+untimed, as an installed package's are.
 
     python benchmarks/bench_readout.py                      # 10^4 and 10^5
     python benchmarks/bench_readout.py --sizes 10000 100000 1000000 --json benchmarks/results/readout.json
@@ -21,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -93,24 +96,42 @@ def bench_size(n: int, root: Path) -> list[dict]:
     return rows
 
 
-def bench_demo(root: Path) -> dict:
+def bench_demo(root: Path, repeats: int) -> dict:
+    """The demo readout, timed ``repeats`` times: one run on a noisy machine is one draw,
+    so the median is what is held to the target, and the range is printed beside it."""
     workspace = root / "demo"
     subprocess.run([LANGCHEF, "demo", "--workspace", str(workspace)], check=True, capture_output=True)
     # Reading out again re-runs every step on identical inputs (no new version is published).
-    seconds, gigabytes, _ = timed([LANGCHEF, "readout", "stale-index", "--workspace", str(workspace)])
-    print(f"{90:>9,} {'demo stale-index':<16} {seconds:8.1f} s {gigabytes:7.2f} GB", flush=True)
-    return {"goldens": 90, "experiment": "stale-index (demo)", "seconds": round(seconds, 2),
-            "peak_gb": round(gigabytes, 3)}
+    runs = [timed([LANGCHEF, "readout", "stale-index", "--workspace", str(workspace)])[:2]
+            for _ in range(repeats)]
+    seconds = sorted(wall for wall, _ in runs)
+    median = statistics.median(seconds)
+    gigabytes = max(peak for _, peak in runs)
+    print(f"{90:>9,} {'demo stale-index':<16} {median:8.1f} s {gigabytes:7.2f} GB"
+          f"  (median of {repeats}: {seconds[0]:.2f}-{seconds[-1]:.2f} s)", flush=True)
+    return {"goldens": 90, "experiment": "stale-index (demo)", "seconds": round(median, 2),
+            "runs_seconds": [round(wall, 2) for wall in seconds], "peak_gb": round(gigabytes, 3)}
+
+
+def compile_sources() -> None:
+    """Bytecode for the editable install, as pip leaves it for an installed package (and as
+    `make bench` does): otherwise a shell with PYTHONDONTWRITEBYTECODE charges every timed
+    process for compiling langchef's own modules."""
+    import compileall
+    for package in ("langchef_core", "langchef_pipeline"):
+        compileall.compile_dir(str(Path(__file__).resolve().parents[1] / package), quiet=1)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--demo-repeats", type=int, default=5, help="demo readouts timed (median)")
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
     arguments = parser.parse_args()
+    compile_sources()
     print(f"{'goldens':>9} {'experiment':<16} {'wall':>10} {'peak RSS':>10}")
     with tempfile.TemporaryDirectory(prefix="langchef-bench-") as scratch:
-        rows = [bench_demo(Path(scratch))]
+        rows = [bench_demo(Path(scratch), arguments.demo_repeats)]
         for n in arguments.sizes:
             rows += bench_size(n, Path(scratch))
     targets = {100_000: (20.0, None), 1_000_000: (180.0, 6.0)}
