@@ -134,7 +134,7 @@ def text_codes(column) -> np.ndarray:
     of first appearance; pyarrow hashes each value once (pandas' factorize of Arrow-backed
     text costs seconds at 10^7 ids, issue 19)."""
     import pyarrow.compute as pc
-    return dictionary_indices(pc.dictionary_encode(_large_text(column)))
+    return dictionary_indices(pc.dictionary_encode(large_text(column)))
 
 
 def dictionary_indices(encoded) -> np.ndarray:
@@ -189,8 +189,8 @@ def _one_text_type(keys, values):
     import pyarrow as pa
     if not (isinstance(values, (pa.Array, pa.ChunkedArray))
             and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))):
-        values = _large_text(values)
-    return _combined(_large_text(keys)).cast(values.type), values
+        values = large_text(values)
+    return _combined(large_text(keys)).cast(values.type), values
 
 
 def repeated_rows(*columns) -> np.ndarray:
@@ -202,7 +202,7 @@ def repeated_rows(*columns) -> np.ndarray:
     of 10^6 keys fall out of cache and cost three times as much per row (issue 19).
     """
     lead = text_codes(columns[0])
-    rest = [_combined(_large_text(column)) for column in columns[1:]]
+    rest = [_combined(large_text(column)) for column in columns[1:]]
     repeated = np.zeros(lead.size, dtype=bool)
     for rows in _blocks_of(lead):
         key = lead[rows]
@@ -253,7 +253,7 @@ def sorted_distinct(column) -> np.ndarray:
     deduplicated by pyarrow (UTF-8 byte order is code point order, as Python compares str):
     sorting 10^6 Python strings costs about a second, issue 19."""
     import pyarrow.compute as pc
-    distinct = pc.unique(_large_text(column))
+    distinct = pc.unique(large_text(column))
     ordered = distinct.take(pc.sort_indices(distinct))
     return np.asarray(ordered.to_numpy(zero_copy_only=False), dtype=object)
 
@@ -272,7 +272,7 @@ def text_ids(frame: pd.DataFrame, column: str, file: str):
     if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow":
         refuse_missing(series, frame, column, file, "id")
         import pyarrow.compute as pc
-        empty = pc.equal(pc.utf8_length(_large_text(series)), 0).to_numpy(zero_copy_only=False)
+        empty = pc.equal(pc.utf8_length(large_text(series)), 0).to_numpy(zero_copy_only=False)
         if empty.any():
             raise InputError("empty id", file=file, column=column,
                              row=row_of(frame, int(np.flatnonzero(empty)[0])), hint="give every row an id")
@@ -280,7 +280,9 @@ def text_ids(frame: pd.DataFrame, column: str, file: str):
     return canonical_ids(frame, column, file)
 
 
-def _large_text(column):
+def large_text(column):
+    """Text ids as one pyarrow ``large_string`` array (chunks kept): Arrow-backed text without
+    a Python string per id, anything else converted value by value."""
     import pyarrow as pa
     if isinstance(column, (pa.Array, pa.ChunkedArray)):
         return column.cast(pa.large_string())

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 import langchef_core as lc
+from langchef_core.inputs.tables import read_table
 from langchef_core.scoring.retrieval import chance_levels, hit_chance_one_positive, pool_counts
 
 METRICS = ("recall", "recall_normalized", "precision", "hit", "reciprocal_rank", "ndcg")
@@ -86,6 +87,68 @@ def test_pool_counts_size_and_positives_inside():
     positives = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "outside", "z"]})
     size, inside = pool_counts(POOL, positives, ["q1", "q2", "q3"])
     assert size.tolist() == [3, 3, 0] and inside.tolist() == [1, 1, 0]
+
+
+def _reference_check(runs: dict, pool: pd.DataFrame | None):
+    """check_pools by Python sets: differing queries, stray entries, queries counted."""
+    def pairs(frame):
+        return set(zip(frame["query_id"], frame["doc_id"]))
+    own = {name: pairs(run.candidates) if run.candidates is not None else pairs(pool)
+           for name, run in runs.items()}
+    reference = pairs(pool) if pool is not None else own["baseline"]
+    differing = {q for name in runs for q, _ in reference ^ own[name]}
+    stray = [(name, q, d) for name, run in runs.items()
+             for q, d in zip(run.entries["query_id"], run.entries["doc_id"]) if (q, d) not in own[name]]
+    queries = {q for run in runs.values() for q in run.queries}
+    queries |= {q for name, run in runs.items()
+                for q, _ in (pairs(run.candidates) if run.candidates is not None else pairs(pool))}
+    return sorted(differing), stray, len(queries)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pool_check_and_counts_agree_with_python_sets_on_random_runs(tmp_path, seed):
+    """The pyarrow pair coding (issue 19) against sets and a pandas merge, on random runs
+    read as Python lists and from parquet (Arrow lists), with differing pools and strays."""
+    rng = np.random.default_rng(seed)
+    n, docs = int(rng.integers(1, 30)), [f"d{i}" for i in range(int(rng.integers(1, 12)))]
+    queries = [f"q{i}" for i in rng.permutation(n)]
+
+    def draw_arm(path):
+        candidates = [list(rng.choice(docs, int(rng.integers(0, len(docs) + 1)), replace=False))
+                      for _ in queries]
+        retrieved = [list(rng.choice(c, int(rng.integers(0, len(c) + 1)), replace=False)) if c else []
+                     for c in candidates]
+        if rng.random() < 0.3:  # a stray: a retrieved doc outside the arm's candidates
+            at = int(rng.integers(0, n))
+            retrieved[at] = [d for d in retrieved[at] if d != "stray"] + ["stray"]
+        frame = pd.DataFrame({"example_id": queries, "retrieved": retrieved,
+                              "candidates": candidates if rng.random() < 0.7 else None})
+        if frame["candidates"].isna().all():
+            frame = frame.drop(columns="candidates")
+        frame.to_parquet(path)
+        return frame
+
+    frames = {name: draw_arm(tmp_path / f"{name}.parquet") for name in ("baseline", "variant")}
+    pool = None
+    if rng.random() < 0.6 or any("candidates" not in f for f in frames.values()):
+        rows = [(q, d) for q in queries for d in docs if rng.random() < 0.6]
+        pool = pd.DataFrame(rows or [("q0", "d0")], columns=["query_id", "doc_id"])
+    for read in (lambda name: frames[name], lambda name: read_table(tmp_path / f"{name}.parquet")):
+        runs = {name: lc.RankedRun.from_frame(read(name)) for name in frames}
+        check = lc.check_pools(runs["baseline"], runs["variant"], pool=pool, pool_kind="sampled")
+        differing, stray, n_queries = _reference_check(runs, pool)
+        assert check.n_differing == len(differing) and list(check.differing_queries) == differing[:10]
+        assert check.n_outside == len(stray) and check.n_queries == n_queries
+        assert [(o["arm"], o["query_id"], o["doc_id"]) for o in check.outside_pool] == stray[:10]
+        assert check.passed == (not differing and not stray)
+    if pool is not None:
+        positives = pd.DataFrame({"query_id": rng.choice(queries + ["unknown"], 20),
+                                  "doc_id": rng.choice(docs, 20)})
+        size, inside = pool_counts(pool, positives, sorted(queries))
+        deduped = pool.drop_duplicates()
+        merged = positives.merge(deduped, on=["query_id", "doc_id"])
+        assert size.tolist() == [int((deduped["query_id"] == q).sum()) for q in sorted(queries)]
+        assert inside.tolist() == [int((merged["query_id"] == q).sum()) for q in sorted(queries)]
 
 
 # Chance levels --------------------------------------------------------------------------

@@ -105,10 +105,10 @@ def count_hits(lists: RankedLists, positive_query, positive_doc, *, k: int) -> Q
     remap = None
     if n_queries and doc_bound and n_queries > (np.iinfo(np.int64).max // doc_bound) - 1:
         # Sparse huge doc ids: key on the index among positive docs instead (always small).
-        remap = _sorted_unique(pd_)
+        remap = sorted_unique(pd_)
         pd_ = np.searchsorted(remap, pd_)
         doc_bound = remap.size + 1
-    positive_keys = _sorted_unique(pq * doc_bound + pd_)
+    positive_keys = sorted_unique(pq * doc_bound + pd_)
     n_positive = np.bincount(positive_keys // doc_bound, minlength=n_queries).astype(np.int64)
 
     hits = np.zeros(n_queries, np.int64)
@@ -128,7 +128,7 @@ def count_hits(lists: RankedLists, positive_query, positive_doc, *, k: int) -> Q
         if remap is not None:
             doc = _index_in(remap, doc, missing=doc_bound - 1)
         key = (query.astype(np.int64) + q0) * doc_bound + doc
-        found = _member(positive_keys, key)
+        found = member_of_sorted(positive_keys, key)
         query, rank, key = query[found], rank[found], key[found]
         # A document listed twice counts once, at its best rank: a stable sort by key keeps
         # the copies in (query, rank) order, so the first of each run of equal keys is kept.
@@ -205,7 +205,7 @@ def _blocks(take: np.ndarray):
         return
     ends = np.cumsum(take)
     cuts = np.searchsorted(ends, np.arange(BLOCK_ENTRIES, int(ends[-1]), BLOCK_ENTRIES), side="left")
-    bounds = _sorted_unique(np.r_[0, cuts + 1, take.size])
+    bounds = sorted_unique(np.r_[0, cuts + 1, take.size])
     yield from zip(bounds[:-1].tolist(), bounds[1:].tolist())
 
 
@@ -221,13 +221,15 @@ def _block_entries(lists: RankedLists, take: np.ndarray, q0: int, q1: int):
     return query, rank, lists.docs[index].astype(np.int64, copy=False)
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    # Sort-based: numpy's hash-based unique is several times slower on large int64 arrays.
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` of integers, by sorting: numpy 2.4's hash-based unique of mostly
+    distinct integers costs about 1 µs a value (3.4 s for 3·10^6, against 0.05 s sorted)."""
     values = np.sort(values)
     return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values
 
 
-def _member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+def member_of_sorted(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Which of ``keys`` are among ``sorted_keys`` (sorted, distinct): one binary search each."""
     if sorted_keys.size == 0:
         return np.zeros(keys.size, bool)
     at = np.searchsorted(sorted_keys, keys)

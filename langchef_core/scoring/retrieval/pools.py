@@ -12,18 +12,22 @@ in front of both. The check is built from what the files say, never assumed:
   search the corpus, which is the thing a retrieval change is allowed to change); a sampled
   or hard-negative design must write its pool down.
 
-Everything is a set operation on int64 keys ``query * D + doc`` over factorized ids.
+Everything is a set operation on int64 keys ``query * D + doc`` over ids that pyarrow
+dictionary-encodes once, every table together.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
 
+from ...inputs.ids import dictionary_indices, large_text, sorted_distinct
 from ...stats.records import Record
 from .inputs import RankedRun, candidate_pool
+from .kernel import member_of_sorted, sorted_unique
 
 POOL_KINDS = ("full", "sampled", "hard_negative")
 NAMED = 10  # how many differing queries / stray documents a failure names
@@ -58,8 +62,8 @@ def check_pools(baseline: RankedRun, variant: RankedRun, *, pool: pd.DataFrame |
     shared = None if pool is None else candidate_pool(pool, file=pool_file)
     runs = dict(zip(arms, (baseline, variant)))
     pools = {arm: run.candidates if run.candidates is not None else shared for arm, run in runs.items()}
-    queries = np.union1d(baseline.queries.astype(str), variant.queries.astype(str))
     if all(p is None for p in pools.values()):
+        queries = _run_queries(baseline, variant)
         if pool_kind == "full":
             return _result(True, "full corpus declared: both arms rank the whole corpus and bring "
                            "no candidate lists, so there is no pool to differ", "declared_full_corpus",
@@ -69,19 +73,23 @@ def check_pools(baseline: RankedRun, variant: RankedRun, *, pool: pd.DataFrame |
                        "give each arm run a candidates list", "missing", pool_kind, queries.size)
     missing = [arm for arm, p in pools.items() if p is None]
     if missing:
+        queries = _run_queries(baseline, variant)
         return _result(False, f"{missing[0]} brings no candidate list while the other arm does, "
                        "and there is no pool file to fall back on", "missing", pool_kind, queries.size)
     basis = _basis(runs, shared)
-    coder = _PairCoder([p for p in pools.values()] + [run.entries for run in runs.values()]
-                       + ([shared] if shared is not None else []))
-    keys = {arm: coder.keys(p) for arm, p in pools.items()}
-    reference = coder.keys(shared) if shared is not None else keys[arms[0]]
-    differing = np.unique(np.concatenate([coder.query_of(np.setxor1d(reference, keys[arm]))
-                                          for arm in arms]))
-    n_outside, outside = _outside(runs, keys, coder)
-    named = tuple(sorted(coder.query_ids[differing].tolist())[:NAMED])
-    n_queries = int(np.union1d(queries, np.concatenate(
-        [np.asarray(p["query_id"].unique(), dtype=str) for p in pools.values()])).size)
+    coder = _PairCoder([*pools.values(), *(run.entries for run in runs.values()),
+                        *([shared] if shared is not None else [])],
+                       [run.queries for run in runs.values()])
+    keys = {arm: sorted_unique(coder.pairs[i]) for i, arm in enumerate(arms)}
+    entry_pairs = {arm: coder.pairs[len(arms) + i] for i, arm in enumerate(arms)}
+    reference = sorted_unique(coder.pairs[-1]) if shared is not None else keys[arms[0]]
+    # Both key sets are distinct already, so the symmetric difference is a sort away.
+    differing = sorted_unique(np.concatenate([coder.query_of(np.setxor1d(reference, keys[arm],
+                                                                        assume_unique=True))
+                                              for arm in arms]))
+    n_outside, outside = _outside(runs, keys, entry_pairs)
+    named = tuple(sorted(coder.query_text(differing))[:NAMED])
+    n_queries = coder.n_queries(len(arms))
     if differing.size:
         reason = (f"the arms did not rank the same candidates: the pools differ for "
                   f"{differing.size} quer{'y' if differing.size == 1 else 'ies'} "
@@ -105,52 +113,73 @@ def check_pool_kind(kind: str) -> str:
 
 
 def pool_counts(pool: pd.DataFrame, positives: pd.DataFrame, queries) -> tuple[np.ndarray, np.ndarray]:
-    """Per query (in the order of ``queries``): the pool size N and the positives inside it, m."""
+    """Per query (in the order of ``queries``): the pool size N and the positives inside it, m
+    (a repeated pool row counts once; every positive row in the pool counts)."""
+    coder = _PairCoder([pool, positives], [])
+    pool_pairs, positive_pairs = sorted_unique(coder.pairs[0]), coder.pairs[1]
+    inside_pool = member_of_sorted(pool_pairs, positive_pairs)
     index = pd.Index(np.asarray(queries, dtype=object))
-    pool = pool.drop_duplicates(["query_id", "doc_id"])
-    size = np.bincount(_known(index.get_indexer(pool["query_id"])), minlength=index.size)
-    both = positives.merge(pool[["query_id", "doc_id"]], on=["query_id", "doc_id"], how="inner")
-    inside = np.bincount(_known(index.get_indexer(both["query_id"])), minlength=index.size)
+    position = index.get_indexer(np.asarray(coder.query_text(np.arange(coder.n_query_codes)), dtype=object))
+    size = np.bincount(_known(position[coder.query_of(pool_pairs)]), minlength=index.size)
+    inside = np.bincount(_known(position[coder.query_of(positive_pairs[inside_pool])]), minlength=index.size)
     return size.astype(np.int64), inside.astype(np.int64)
 
 
 class _PairCoder:
-    """One integer code space for the (query, doc) pairs of several tables."""
+    """One integer code space for the (query, doc) pairs of several tables (and the queries
+    of the arm runs): each id column of all the tables is dictionary-encoded once, by
+    pyarrow, and pair i of table t is ``pairs[t][i] = query code · D + doc code``. pandas'
+    get_indexer on Arrow text took most of a minute at 10^5 queries × 50 candidates."""
 
-    def __init__(self, tables):
-        self.query_ids = pd.Index(pd.unique(pd.concat([t["query_id"] for t in tables],
-                                                      ignore_index=True))).astype(str)
-        self.doc_ids = pd.Index(pd.unique(pd.concat([t["doc_id"] for t in tables],
-                                                    ignore_index=True))).astype(str)
-        self.bound = max(self.doc_ids.size, 1)
-
-    def pair_keys(self, table) -> np.ndarray:
-        return (self.query_ids.get_indexer(table["query_id"]).astype(np.int64) * self.bound
-                + self.doc_ids.get_indexer(table["doc_id"]))
-
-    def keys(self, table) -> np.ndarray:
-        return np.unique(self.pair_keys(table))
+    def __init__(self, tables, run_queries):
+        query_codes, self._query_text = _shared_codes([t["query_id"] for t in tables] + list(run_queries))
+        doc_codes, doc_text = _shared_codes([t["doc_id"] for t in tables])
+        self.bound = max(len(doc_text), 1)
+        self.pairs = [query * self.bound + doc for query, doc in zip(query_codes, doc_codes)]
+        self._query_codes = query_codes
+        self.n_query_codes = len(self._query_text)
 
     def query_of(self, keys: np.ndarray) -> np.ndarray:
         return keys // self.bound
 
+    def query_text(self, codes: np.ndarray) -> list[str]:
+        return self._query_text.take(codes).to_pylist()
 
-def _outside(runs, keys, coder) -> tuple[int, list[dict]]:
+    def n_queries(self, n_pools: int) -> int:
+        """Distinct queries among the first ``n_pools`` tables (the pools) and the runs."""
+        pools, runs = self._query_codes[:n_pools], self._query_codes[len(self.pairs):]
+        return int(sorted_unique(np.concatenate([*pools, *runs])).size)
+
+
+def _shared_codes(columns) -> tuple[list[np.ndarray], object]:
+    """Codes of several text columns against one dictionary, and that dictionary."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    texts = [large_text(column) for column in columns]
+    chunks = [chunk for text in texts for chunk in (text.chunks if isinstance(text, pa.ChunkedArray) else [text])]
+    encoded = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.large_string()))
+    codes = dictionary_indices(encoded)
+    bounds = np.cumsum([0] + [len(text) for text in texts])
+    dictionary = encoded.chunks[0].dictionary if encoded.num_chunks else pa.array([], pa.large_string())
+    return [codes[a:b] for a, b in pairwise(bounds)], dictionary
+
+
+def _outside(runs, keys, entry_pairs) -> tuple[int, list[dict]]:
     """How many retrieved entries fall outside their arm's pool, and the first few of them."""
     count, first = 0, []
     for arm, run in runs.items():
-        entries, pool = run.entries, keys[arm]
-        pair = coder.pair_keys(entries)
-        if pool.size:
-            stray = pool[np.minimum(np.searchsorted(pool, pair), pool.size - 1)] != pair
-        else:
-            stray = np.ones(pair.size, bool)
-        positions = np.flatnonzero(stray)
+        positions = np.flatnonzero(~member_of_sorted(keys[arm], entry_pairs[arm]))
         count += positions.size
+        entries = run.entries
         first += [{"arm": arm, "query_id": str(entries["query_id"].iloc[at]),
                    "doc_id": str(entries["doc_id"].iloc[at]), "file": run.file,
                    "row": int(entries.index[at])} for at in positions[:NAMED]]
     return count, first
+
+
+def _run_queries(baseline: RankedRun, variant: RankedRun) -> np.ndarray:
+    return sorted_distinct(np.concatenate([np.asarray(baseline.queries, dtype=object),
+                                           np.asarray(variant.queries, dtype=object)]))
 
 
 def _basis(runs, shared) -> str:

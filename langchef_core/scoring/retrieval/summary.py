@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import isin, positions_in
+from ...inputs.ids import isin, positions_in, sorted_distinct
 from ...stats._validation import check_alpha, check_power, check_resamples
 from ...stats.paired import compare_continuous
 from .chance import ChanceLevels, chance_levels
@@ -163,9 +163,10 @@ class _Scored:
 
 
 def _queries(runs: dict, judged) -> np.ndarray:
-    """The queries scored: the judged ones and every arm's, sorted."""
-    return np.union1d(np.asarray(judged, dtype=str),
-                      np.concatenate([np.asarray(r.queries, dtype=str) for r in runs.values()]))
+    """The queries scored: the judged ones and every arm's, sorted (by pyarrow: numpy's
+    union of 10^6 texts takes seconds)."""
+    return sorted_distinct(np.concatenate([np.asarray(judged, dtype=object),
+                                           *(np.asarray(r.queries, dtype=object) for r in runs.values())]))
 
 
 def _sources(judgements: Judgements) -> tuple[str, ...]:
