@@ -5,6 +5,7 @@ them in the file."""
 from __future__ import annotations
 
 import numbers
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -135,6 +136,20 @@ def text_codes(column) -> np.ndarray:
     text costs seconds at 10^7 ids, issue 19)."""
     import pyarrow.compute as pc
     return dictionary_indices(pc.dictionary_encode(large_text(column)))
+
+
+def shared_text_codes(columns) -> tuple[list[np.ndarray], object]:
+    """``text_codes`` of several text columns against one dictionary: each column's int64
+    codes, and the dictionary (pyarrow ``large_string``; code c is its text c)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    texts = [large_text(column) for column in columns]
+    chunks = [chunk for text in texts for chunk in (text.chunks if isinstance(text, pa.ChunkedArray) else [text])]
+    encoded = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.large_string()))
+    codes = dictionary_indices(encoded)
+    bounds = np.cumsum([0] + [len(text) for text in texts])
+    dictionary = encoded.chunks[0].dictionary if encoded.num_chunks else pa.array([], pa.large_string())
+    return [codes[start:stop] for start, stop in pairwise(bounds)], dictionary
 
 
 def dictionary_indices(encoded) -> np.ndarray:

@@ -19,12 +19,11 @@ dictionary-encodes once, every table together.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import dictionary_indices, large_text, sorted_distinct
+from ...inputs.ids import large_text, shared_text_codes, sorted_distinct
 from ...stats.records import Record
 from .inputs import RankedRun, candidate_pool
 from .kernel import member_of_sorted, sorted_unique
@@ -77,19 +76,21 @@ def check_pools(baseline: RankedRun, variant: RankedRun, *, pool: pd.DataFrame |
         return _result(False, f"{missing[0]} brings no candidate list while the other arm does, "
                        "and there is no pool file to fall back on", "missing", pool_kind, queries.size)
     basis = _basis(runs, shared)
-    coder = _PairCoder([*pools.values(), *(run.entries for run in runs.values()),
-                        *([shared] if shared is not None else [])],
+    # Each pool table is coded once, however many arms rank it.
+    own = {arm: run.candidates for arm, run in runs.items() if run.candidates is not None}
+    pool_tables = {**own, **({_POOL_FILE: shared} if shared is not None else {})}
+    coder = _PairCoder({**pool_tables, **{(arm, "entries"): run.entries for arm, run in runs.items()}},
                        [run.queries for run in runs.values()])
-    keys = {arm: sorted_unique(coder.pairs[i]) for i, arm in enumerate(arms)}
-    entry_pairs = {arm: coder.pairs[len(arms) + i] for i, arm in enumerate(arms)}
-    reference = sorted_unique(coder.pairs[-1]) if shared is not None else keys[arms[0]]
+    distinct = {name: sorted_unique(coder.pairs[name]) for name in pool_tables}
+    keys = {arm: distinct[arm if arm in own else _POOL_FILE] for arm in arms}
+    reference = distinct[_POOL_FILE] if shared is not None else keys[arms[0]]
     # Both key sets are distinct already, so the symmetric difference is a sort away.
     differing = sorted_unique(np.concatenate([coder.query_of(np.setxor1d(reference, keys[arm],
                                                                         assume_unique=True))
                                               for arm in arms]))
-    n_outside, outside = _outside(runs, keys, entry_pairs)
+    n_outside, outside = _outside(runs, keys, {arm: coder.pairs[(arm, "entries")] for arm in arms})
     named = tuple(sorted(coder.query_text(differing))[:NAMED])
-    n_queries = coder.n_queries(len(arms))
+    n_queries = coder.n_queries(pool_tables)
     if differing.size:
         reason = (f"the arms did not rank the same candidates: the pools differ for "
                   f"{differing.size} quer{'y' if differing.size == 1 else 'ies'} "
@@ -115,29 +116,33 @@ def check_pool_kind(kind: str) -> str:
 def pool_counts(pool: pd.DataFrame, positives: pd.DataFrame, queries) -> tuple[np.ndarray, np.ndarray]:
     """Per query (in the order of ``queries``): the pool size N and the positives inside it, m
     (a repeated pool row counts once; every positive row in the pool counts)."""
-    coder = _PairCoder([pool, positives], [])
-    pool_pairs, positive_pairs = sorted_unique(coder.pairs[0]), coder.pairs[1]
+    coder = _PairCoder({"pool": pool, "positives": positives}, [])
+    pool_pairs, positive_pairs = sorted_unique(coder.pairs["pool"]), coder.pairs["positives"]
     inside_pool = member_of_sorted(pool_pairs, positive_pairs)
-    index = pd.Index(np.asarray(queries, dtype=object))
-    position = index.get_indexer(np.asarray(coder.query_text(np.arange(coder.n_query_codes)), dtype=object))
-    size = np.bincount(_known(position[coder.query_of(pool_pairs)]), minlength=index.size)
-    inside = np.bincount(_known(position[coder.query_of(positive_pairs[inside_pool])]), minlength=index.size)
+    position, n = coder.query_positions(queries), len(queries)
+    size = np.bincount(_known(position[coder.query_of(pool_pairs)]), minlength=n)
+    inside = np.bincount(_known(position[coder.query_of(positive_pairs[inside_pool])]), minlength=n)
     return size.astype(np.int64), inside.astype(np.int64)
 
 
+_POOL_FILE = ("pool", "file")  # the shared pool's name among the coded tables (no arm's)
+
+
 class _PairCoder:
-    """One integer code space for the (query, doc) pairs of several tables (and the queries
-    of the arm runs): each id column of all the tables is dictionary-encoded once, by
-    pyarrow, and pair i of table t is ``pairs[t][i] = query code · D + doc code``. pandas'
+    """One integer code space for the (query, doc) pairs of named tables (and the queries of
+    the arm runs): each id column of all the tables is dictionary-encoded once, by pyarrow,
+    and pair i of table t is ``pairs[t][i] = query code · D + doc code``. pandas'
     get_indexer on Arrow text took most of a minute at 10^5 queries × 50 candidates."""
 
-    def __init__(self, tables, run_queries):
-        query_codes, self._query_text = _shared_codes([t["query_id"] for t in tables] + list(run_queries))
-        doc_codes, doc_text = _shared_codes([t["doc_id"] for t in tables])
+    def __init__(self, tables: dict, run_queries):
+        names = list(tables)
+        query_codes, self._query_text = shared_text_codes(
+            [tables[name]["query_id"] for name in names] + list(run_queries))
+        doc_codes, doc_text = shared_text_codes([tables[name]["doc_id"] for name in names])
         self.bound = max(len(doc_text), 1)
-        self.pairs = [query * self.bound + doc for query, doc in zip(query_codes, doc_codes)]
-        self._query_codes = query_codes
-        self.n_query_codes = len(self._query_text)
+        self.pairs = {name: query * self.bound + doc
+                      for name, query, doc in zip(names, query_codes, doc_codes)}
+        self._run_queries = query_codes[len(names):]
 
     def query_of(self, keys: np.ndarray) -> np.ndarray:
         return keys // self.bound
@@ -145,23 +150,16 @@ class _PairCoder:
     def query_text(self, codes: np.ndarray) -> list[str]:
         return self._query_text.take(codes).to_pylist()
 
-    def n_queries(self, n_pools: int) -> int:
-        """Distinct queries among the first ``n_pools`` tables (the pools) and the runs."""
-        pools, runs = self._query_codes[:n_pools], self._query_codes[len(self.pairs):]
-        return int(sorted_unique(np.concatenate([*pools, *runs])).size)
+    def query_positions(self, queries) -> np.ndarray:
+        """Each query code's position among ``queries`` (distinct texts; -1 where absent)."""
+        import pyarrow.compute as pc
+        found = pc.index_in(self._query_text, value_set=large_text(np.asarray(queries, dtype=object)))
+        return found.fill_null(-1).to_numpy().astype(np.intp)
 
-
-def _shared_codes(columns) -> tuple[list[np.ndarray], object]:
-    """Codes of several text columns against one dictionary, and that dictionary."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    texts = [large_text(column) for column in columns]
-    chunks = [chunk for text in texts for chunk in (text.chunks if isinstance(text, pa.ChunkedArray) else [text])]
-    encoded = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.large_string()))
-    codes = dictionary_indices(encoded)
-    bounds = np.cumsum([0] + [len(text) for text in texts])
-    dictionary = encoded.chunks[0].dictionary if encoded.num_chunks else pa.array([], pa.large_string())
-    return [codes[a:b] for a, b in pairwise(bounds)], dictionary
+    def n_queries(self, names) -> int:
+        """Distinct queries among the named tables and the runs."""
+        return int(sorted_unique(np.concatenate([*(self.query_of(self.pairs[name]) for name in names),
+                                                 *self._run_queries])).size)
 
 
 def _outside(runs, keys, entry_pairs) -> tuple[int, list[dict]]:
