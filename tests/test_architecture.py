@@ -14,9 +14,10 @@ FORBIDDEN = ("dagster", "langchef_pipeline")
 MAY_IMPORT = {
     "stats": set(),
     "inputs": set(),
-    "scoring": {"stats", "inputs"},
-    "designs": {"scoring", "stats", "inputs"},
-    "readout": {"designs", "scoring", "stats", "inputs"},
+    "store": {"inputs"},
+    "scoring": {"stats", "inputs", "store"},
+    "designs": {"scoring", "stats", "inputs", "store"},
+    "readout": {"designs", "scoring", "stats", "inputs", "store"},
     "demo": {"designs", "scoring", "stats", "inputs"},
     "importers": {"designs", "scoring", "inputs"},
     "report": {"readout", "inputs"},

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from contextlib import suppress
 from dataclasses import dataclass
@@ -31,20 +30,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .._version import __version__
-from ..inputs.database import database_url, redacted
 from ..inputs.errors import InputError
 from ..inputs.workspace import Workspace
+from ..store.location import ledger_database
 from ..stats.records import Record
 from .model import Design, DesignError
 from .fit import require_fit
 from .parse import load_workspace_design
 from .power_plan import PowerPlan, assess_power
+from .stamps import SHA256_PATTERN, aware, format_utc, parse_utc
 
 DRAFT, APPROVED, REVOKED, INVALID = "draft", "approved", "revoked", "invalid"
 STATE_LABELS = {DRAFT: "draft", APPROVED: "approved", REVOKED: "revoked (edited after approval)",
                 INVALID: "invalid"}
 MAX_APPROVAL_BYTES = 1 << 20  # an approval with its whole history is a few KiB
-SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True)
@@ -104,32 +103,6 @@ class ApprovalStatus(Record):
                 "design_sha256": self.design_sha256,
                 "approval": self.approval.to_dict() if self.approval else None,
                 "sentence": self.sentence}
-
-
-def format_utc(moment: datetime) -> str:
-    """ISO-8601 in UTC with a ``Z``; microseconds kept only when present."""
-    text = _aware(moment, "time").astimezone(timezone.utc).isoformat()
-    return text.replace("+00:00", "Z")
-
-
-def parse_utc(text: str) -> datetime:
-    """An ISO-8601 time with a zone (``Z`` or an offset) as an aware UTC datetime."""
-    if not isinstance(text, str):
-        raise ValueError(f"expected an ISO-8601 time as text, got {text!r}")
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(f"{text!r} is not an ISO-8601 time") from None
-    return _aware(moment, repr(text)).astimezone(timezone.utc)
-
-
-def _aware(moment: datetime, name: str) -> datetime:
-    if not isinstance(moment, datetime):
-        raise ValueError(f"{name} must be a datetime, got {moment!r}")
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError(f"{name} has no time zone; give it in UTC (e.g. "
-                         "datetime.now(timezone.utc) or '2024-05-01T12:00:00Z')")
-    return moment
 
 
 def read_approval(workspace: Workspace, experiment: str) -> Approval | None:
@@ -192,7 +165,7 @@ def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | No
     pre-approve designs at a set time.
     """
     approver = _check_approver(by)
-    moment = datetime.now(timezone.utc) if at is None else _aware(at, "at").astimezone(timezone.utc)
+    moment = datetime.now(timezone.utc) if at is None else aware(at, "at").astimezone(timezone.utc)
     design = load_workspace_design(workspace, experiment)
     require_fit(workspace, design, table_path=workspace.failures_table(experiment))
     previous = read_approval(workspace, experiment)
@@ -244,11 +217,12 @@ def verified_approval(workspace: Workspace, experiment: str) -> Approval | None:
 def _ledger_problem(workspace: Workspace, approval: Approval) -> str | None:
     """Why the ledger does not back this approval file, or None when it does."""
     from .ledger import Ledger  # the ledger module builds on this one
-    url = database_url()  # a team's ledger in PostgreSQL, else the workspace's file
-    ledger_file = redacted(url) if url else workspace.relative(workspace.ledger)
+    database = ledger_database(workspace)  # a team's ledger in PostgreSQL, else the file
+    ledger_file = workspace.relative(workspace.ledger) if database.dialect == "sqlite" \
+        else database.where
     entries = []
-    if url or workspace.ledger.exists():
-        with Ledger.for_workspace(workspace) as ledger:
+    if database.exists():  # reading approvals never creates a ledger file
+        with Ledger(database) as ledger:
             entries = [entry for entry in ledger.approvals(approval.experiment)
                        if entry.design_sha256 == approval.design_sha256]
     if not entries:

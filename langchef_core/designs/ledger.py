@@ -1,17 +1,19 @@
-"""The ledger: an append-only record, in the workspace, of every readout taken.
+"""The ledger: an append-only record of every readout taken, every approval and every
+judging of an anchor set.
 
-A SQLite file (``langchef.sqlite`` in the workspace root) rather than a folder of JSON
-files, because two readouts taken at once must not both believe they were the first look,
-and because the append-only rule can be enforced by the database itself: triggers abort any
-UPDATE or DELETE of a recorded row.
+It lives in a database rather than a folder of JSON files, because two readouts taken at
+once must not both believe they were the first look, and because the append-only rule can
+be enforced by the database itself: triggers abort any UPDATE or DELETE of a recorded row.
+By default the database is a SQLite file in the workspace (``langchef.sqlite``); a team sets
+``LANGCHEF_DATABASE_URL`` and shares one PostgreSQL database. This class is written once, on
+SQLAlchemy Core; what the two databases do differently (triggers, locks, snapshots) is in
+``store/dialects.py``, the tables in ``store/schema.py`` and the schema's history in
+``store/migrations`` (Alembic), applied when the ledger is opened.
 
 Why it exists: a design's error rates hold for one look at one set of data. Reading the
 same approved design out again on *different* data (a fresh batch of runs) is allowed, but
 the readout is marked as a repeated look with its count, so nobody mistakes the third try
 for a first result. Re-running the readout on the *same* data is not a new look.
-
-The schema evolves through :data:`MIGRATIONS`, applied in order and tracked in SQLite's
-``user_version``; a new table (e.g. anchor-judgement history) is one more entry there.
 
 Tamper evidence. Triggers only discourage: anyone who can write the file can drop them.
 So every row of every table is also linked into a hash chain (table ``chain``): each link
@@ -21,10 +23,12 @@ where a row was changed, removed or added without its link, or where a trigger i
 The chain's head is also copied into every published manifest.json, so rewriting the
 whole chain consistently still contradicts the reports already published.
 
-Locks. :meth:`Ledger.exclusive` serialises publishing per experiment. On SQLite it is an
-advisory lock on a file beside the ledger (``langchef.sqlite.locks/<experiment>.lock``);
-the PostgreSQL ledger (ledger_postgres.py, chosen by ``LANGCHEF_DATABASE_URL``) takes an
-advisory lock on the experiment instead, behind the same method.
+Writers. Every write transaction is serialised against every other writer (SQLite's write
+lock; PostgreSQL's transaction-level advisory lock): counting the looks, reading the chain's
+head and inserting the row and its link are one step, so two readouts of one design at once
+cannot both be "the first look" and the chain never forks. :meth:`Ledger.exclusive`
+serialises publishing per experiment (a file lock beside the SQLite file; a session advisory
+lock in PostgreSQL, which holds across machines).
 """
 
 from __future__ import annotations
@@ -33,129 +37,43 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..inputs.errors import InputError
+import sqlalchemy as sa
+
 from ..inputs.workspace import Workspace, check_name
 from ..scoring.anchors import AnchorRun
 from ..stats.records import Record
-from .approval import SHA256_PATTERN, format_utc
+from ..store import schema
+from ..store.connection import open_connection, translated
+from ..store.dialects import dialect_of
+from ..store.location import LEDGER, Database, StoreError, ledger_database, postgresql, sqlite_file
+from ..store.migrate import current_revisions
+from ..store.schema import CHAINED, GENESIS, LEDGER_TABLES, link_sha256, row_sha256
+from .stamps import SHA256_PATTERN, format_utc
 
+__all__ = ["CHAINED", "GENESIS", "ApprovalEntry", "Ledger", "LedgerEntry", "LedgerError", "Looks",
+           "fingerprint_files"]
 
-@dataclass(frozen=True)
-class Migration:
-    """One schema step: ``version`` is the ``user_version`` the database has after it."""
-
-    version: int
-    description: str
-    statements: tuple[str, ...]
-
-
-def _append_only(table: str) -> tuple[str, ...]:
-    message = f"the langchef ledger is append-only: rows of {table} are never changed or removed"
-    return (
-        f"CREATE TRIGGER {table}_refuse_update BEFORE UPDATE ON {table} "
-        f"BEGIN SELECT RAISE(ABORT, '{message}'); END",
-        f"CREATE TRIGGER {table}_refuse_delete BEFORE DELETE ON {table} "
-        f"BEGIN SELECT RAISE(ABORT, '{message}'); END",
-    )
-
-
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "readouts taken per design hash", (
-        """CREATE TABLE readouts (
-               id INTEGER PRIMARY KEY AUTOINCREMENT,
-               experiment TEXT NOT NULL,
-               design_sha256 TEXT NOT NULL CHECK (length(design_sha256) = 64),
-               inputs_sha256 TEXT NOT NULL CHECK (length(inputs_sha256) = 64),
-               version INTEGER NOT NULL CHECK (version >= 1),
-               verdict TEXT NOT NULL,
-               taken_at TEXT NOT NULL
-           )""",
-        "CREATE INDEX readouts_by_design ON readouts (design_sha256, inputs_sha256)",
-        *_append_only("readouts"),
-    )),
-    Migration(2, "anchor runs: every judging of an anchor set, with its verdicts", (
-        """CREATE TABLE anchor_runs (
-               id INTEGER PRIMARY KEY AUTOINCREMENT,
-               anchor_set TEXT NOT NULL,
-               anchor_set_sha256 TEXT NOT NULL CHECK (length(anchor_set_sha256) = 64),
-               judge_id TEXT NOT NULL,
-               kappa REAL,
-               counts TEXT NOT NULL,
-               level TEXT NOT NULL CHECK (level IN ('ok', 'warn', 'error')),
-               taken_at TEXT NOT NULL,
-               verdicts TEXT NOT NULL
-           )""",
-        "CREATE INDEX anchor_runs_by_set ON anchor_runs (anchor_set_sha256, id)",
-        *_append_only("anchor_runs"),
-    )),
-    Migration(3, "approvals: every approval of a design, recorded with its file", (
-        """CREATE TABLE approvals (
-               id INTEGER PRIMARY KEY AUTOINCREMENT,
-               experiment TEXT NOT NULL,
-               design_sha256 TEXT NOT NULL CHECK (length(design_sha256) = 64),
-               approved_by TEXT NOT NULL,
-               approved_at TEXT NOT NULL,
-               recorded_at TEXT NOT NULL,
-               tool_version TEXT NOT NULL
-           )""",
-        "CREATE INDEX approvals_by_experiment ON approvals (experiment, id)",
-        *_append_only("approvals"),
-    )),
-    Migration(4, "publications: a pending row before a version folder is renamed into place", (
-        """CREATE TABLE publications (
-               id INTEGER PRIMARY KEY AUTOINCREMENT,
-               experiment TEXT NOT NULL,
-               version INTEGER NOT NULL CHECK (version >= 1),
-               readout_sha256 TEXT NOT NULL CHECK (length(readout_sha256) = 64),
-               started_at TEXT NOT NULL
-           )""",
-        *_append_only("publications"),
-    )),
-    Migration(5, "the hash chain over every row of every table", (
-        """CREATE TABLE chain (
-               seq INTEGER PRIMARY KEY AUTOINCREMENT,
-               table_name TEXT NOT NULL,
-               row_id INTEGER NOT NULL,
-               row_sha256 TEXT NOT NULL CHECK (length(row_sha256) = 64),
-               link_sha256 TEXT NOT NULL CHECK (length(link_sha256) = 64),
-               UNIQUE (table_name, row_id)
-           )""",
-        *_append_only("chain"),
-        # Rows written before the chain existed are linked in, oldest table first.
-        "-- backfill",
-    )),
-)
-
-# The tables the chain covers, with their columns in the order their rows are hashed.
-CHAINED = {
-    "readouts": ("id", "experiment", "design_sha256", "inputs_sha256", "version", "verdict",
-                 "taken_at"),
-    "anchor_runs": ("id", "anchor_set", "anchor_set_sha256", "judge_id", "kappa", "counts",
-                    "level", "taken_at", "verdicts"),
-    "approvals": ("id", "experiment", "design_sha256", "approved_by", "approved_at",
-                  "recorded_at", "tool_version"),
-    "publications": ("id", "experiment", "version", "readout_sha256", "started_at"),
+# What to do, by the kind of error the database reported (store/dialects.py describes it).
+_HINTS = {
+    "unwritable": "make the workspace folder and the ledger writable, then run again",
+    "busy": "another langchef process holds it; wait for it to finish, then run again",
+    "full": "free some disk space, then run again",
+    "damaged": ("it is damaged or not a langchef ledger; restore it from a backup (moving it "
+                "aside starts a new ledger whose look count is rebuilt from reports/)"),
+    "unreachable": "check that the database server is up and reachable, then run again",
+    "privilege": ("the ledger's rows are never changed or removed; grant the role SELECT and "
+                  "INSERT on the ledger's tables"),
+    "altered": "the database is not a langchef ledger or it was altered; restore it",
 }
-GENESIS = "0" * 64
 
 
-def _row_sha256(values) -> str:
-    text = json.dumps(list(values), separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _link_sha256(previous: str, table: str, row_id: int, row_sha256: str) -> str:
-    return hashlib.sha256(f"{previous}\n{table}\n{int(row_id)}\n{row_sha256}".encode()).hexdigest()
-
-
-class LedgerError(InputError):
-    """The ledger file cannot be used as it is (tampered with, damaged or not writable)."""
+class LedgerError(StoreError):
+    """The ledger cannot be used as it is (tampered with, damaged or not writable)."""
 
 
 @dataclass(frozen=True)
@@ -202,42 +120,37 @@ class ApprovalEntry(Record):
 
 
 class Ledger:
-    """The workspace's ledger; use as a context manager or call :meth:`close`.
+    """A ledger; use as a context manager or call :meth:`close`.
 
+    ``Ledger(path)`` is the SQLite file at ``path``, :meth:`in_database` the PostgreSQL
+    database at a URL, and :meth:`for_workspace` the one the workspace's configuration names.
     Opening it applies pending migrations and verifies the hash chain (``LedgerError``
     naming the table and row when it does not hold)."""
 
-    def __init__(self, path: str | Path, *, migrations: tuple[Migration, ...] = MIGRATIONS,
-                 verify: bool = True):
-        self.path = Path(path)
+    def __init__(self, place: str | Path | Database, *, verify: bool = True):
+        self.database = place if isinstance(place, Database) else sqlite_file(place, LEDGER)
+        self.dialect = self.database.dialect
+        self.path = self.database.where  # what errors name as the ledger's place
+        self.url = self.database.target if self.dialect == "postgresql" else None
+        self._seams = dialect_of(self.database)
+        self._connection = open_connection(self.database, "ledger", _HINTS, LedgerError)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise LedgerError(f"its folder cannot be created ({error.strerror or error})",
-                              file=self.path, hint="check the workspace's permissions") from None
-        with self._translated():
-            # Autocommit mode: every transaction below is opened explicitly, so nothing is
-            # left half-written if a statement fails.
-            self._connection = sqlite3.connect(self.path, isolation_level=None, timeout=30)
-        try:
-            with self._translated():
-                self._migrate(migrations)
-                if verify:
-                    self.verify()
+            if verify:
+                self.verify()
         except BaseException:
-            self._connection.close()
+            self.close()
             raise
 
     @classmethod
+    def in_database(cls, url: str, *, verify: bool = True) -> "Ledger":
+        """The ledger in the PostgreSQL database at ``url`` (a libpq URL)."""
+        return cls(postgresql(url), verify=verify)
+
+    @classmethod
     def for_workspace(cls, workspace: Workspace) -> "Ledger":
-        """The workspace's ledger: PostgreSQL when ``LANGCHEF_DATABASE_URL`` is set
-        (ledger_postgres.py), else the SQLite file in the workspace."""
-        from ..inputs.database import database_url
-        url = database_url()
-        if url is not None:
-            from .ledger_postgres import PostgresLedger
-            return PostgresLedger(url)
-        return cls(workspace.ledger)
+        """The workspace's ledger: PostgreSQL when ``LANGCHEF_DATABASE_URL`` is set, else the
+        SQLite file in the workspace."""
+        return cls(ledger_database(workspace))
 
     def __enter__(self) -> "Ledger":
         return self
@@ -249,117 +162,57 @@ class Ledger:
         self._connection.close()
 
     @property
-    def schema_version(self) -> int:
-        return int(self._connection.execute("PRAGMA user_version").fetchone()[0])
+    def schema_revision(self) -> str:
+        """The ledger schema's Alembic revision (``ledger_NNNN``)."""
+        with self._reading():
+            return (current_revisions(self._connection) or {})[LEDGER]
+
+    def _translated(self):
+        """The database's errors as one sentence naming the ledger and what to do."""
+        return translated(self.database, "ledger", _HINTS, LedgerError)
 
     @contextlib.contextmanager
-    def _translated(self) -> Iterator[None]:
-        """sqlite3's errors as one sentence naming the ledger file and what to do."""
-        try:
+    def _reading(self) -> Iterator[None]:
+        """One read transaction (none is ever left open between calls: on SQLite an open
+        one would hold a lock every writer waits for)."""
+        with self._translated(), self._connection.begin():
             yield
-        except sqlite3.DatabaseError as error:
-            text = str(error)
-            if "readonly" in text or "unable to open" in text or "disk I/O" in text:
-                hint = "make the workspace folder and the ledger writable, then run again"
-            elif "locked" in text or "busy" in text:
-                hint = "another langchef process holds it; wait for it to finish, then run again"
-            elif "full" in text:
-                hint = "free some disk space, then run again"
-            else:
-                hint = ("it is damaged or not a langchef ledger; restore it from a backup (moving "
-                        "it aside starts a new ledger whose look count is rebuilt from reports/)")
-            raise LedgerError(f"the ledger cannot be used (sqlite: {text})", file=self.path,
-                              hint=hint) from None
-        except MemoryError:
-            raise LedgerError("the ledger is too large to read", file=self.path,
-                              hint="restore it from a backup") from None
 
-    def _migrate(self, migrations: tuple[Migration, ...]) -> None:
-        versions = [migration.version for migration in migrations]
-        if versions != list(range(1, len(migrations) + 1)):
-            raise ValueError(f"migrations must be numbered 1, 2, 3 … in order, got {versions}")
-        for migration in migrations:
-            if self.schema_version >= migration.version:
-                continue  # read without the write lock: a read-only ledger can still be read
-            # IMMEDIATE takes the write lock first, so two processes opening a new ledger
-            # at once cannot both apply the same step.
-            self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                if self.schema_version < migration.version:
-                    for statement in migration.statements:
-                        if statement == "-- backfill":
-                            self._backfill_chain()
-                        else:
-                            self._connection.execute(statement)
-                    self._connection.execute(f"PRAGMA user_version = {int(migration.version)}")
-                self._connection.execute("COMMIT")
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-        if self.schema_version > len(migrations):
-            raise ValueError(f"{self.path} was written by a newer langchef (schema "
-                             f"{self.schema_version}, this one knows {len(migrations)}); "
-                             "upgrade langchef")
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """A write transaction no other writer interleaves with."""
+        with self._translated(), self._seams.write(self._connection):
+            yield
+
+    def _rows(self, statement) -> list[tuple]:
+        return [tuple(row) for row in self._connection.execute(statement)]
 
     # ----------------------------------------------------------------------------------
     # The hash chain
     # ----------------------------------------------------------------------------------
 
-    def _chained_tables(self) -> list[str]:
-        present = {name for (name,) in self._connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        return [table for table in CHAINED if table in present]
+    def head(self) -> str:
+        """The newest link of the chain (``GENESIS`` for an empty ledger)."""
+        with self._reading():
+            return self._head()
 
-    def _backfill_chain(self) -> None:
-        for table in self._chained_tables():
-            columns = ", ".join(CHAINED[table])
-            for row in self._connection.execute(
-                    f"SELECT {columns} FROM {table} ORDER BY id").fetchall():
-                self._link(table, row)
+    def _head(self) -> str:
+        found = self._connection.execute(sa.select(schema.chain.c.link_sha256)
+                                         .order_by(schema.chain.c.seq.desc()).limit(1)).scalar()
+        return found or GENESIS
 
     def _link(self, table: str, row) -> str:
         """Append the chain link of ``row`` (its values in CHAINED order); inside a transaction."""
-        if not self._has_chain():
-            return GENESIS  # a ledger built with fewer migrations (tests of old schemas)
-        previous = self.head()
-        row_sha = _row_sha256(row)
-        link = _link_sha256(previous, table, row[0], row_sha)
-        self._connection.execute(
-            "INSERT INTO chain (table_name, row_id, row_sha256, link_sha256) VALUES (?, ?, ?, ?)",
-            (table, int(row[0]), row_sha, link))
-        return link
-
-    def _has_chain(self) -> bool:
-        return self._connection.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chain'").fetchone() \
-            is not None
-
-    def head(self) -> str:
-        """The newest link of the chain (``GENESIS`` for an empty ledger)."""
-        if not self._has_chain():
-            return GENESIS
-        found = self._connection.execute(
-            "SELECT link_sha256 FROM chain ORDER BY seq DESC LIMIT 1").fetchone()
-        return found[0] if found else GENESIS
+        return schema.link(self._connection, self._head(), table, row)
 
     def verify(self) -> str:
         """Walk the chain; return its head, or raise ``LedgerError`` naming the first break.
 
         Every read is taken from one snapshot: another process may append a row and its
-        link between two of them, and a walk that saw the link but not the row would call
+        link between them, and a walk that saw the link but not the row would call
         an honest ledger tampered with."""
-        with self._translated(), self._snapshot():
+        with self._translated(), self._seams.snapshot(self._connection):
             return self._verify()
-
-    @contextlib.contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """A read transaction: SQLite's shared lock keeps one view until it ends (a writer
-        waits for it, within the connection's busy timeout)."""
-        self._connection.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self._connection.execute("COMMIT")
 
     def _verify(self) -> str:
         def broken(table, row, what):
@@ -368,28 +221,26 @@ class Ledger:
                               file=self.path, hint="restore the ledger from a backup; a ledger "
                               "that fails its hash chain is not evidence of anything")
 
-        if self.schema_version >= 5:
-            for table in (*CHAINED, "chain"):
-                if table not in self._chained_tables() and (table != "chain" or
-                                                            not self._has_chain()):
-                    broken(table, None, "was dropped")
-        if not self._has_chain():
-            return GENESIS
-
-        triggers = self._trigger_names()
-        for table in (*self._chained_tables(), "chain"):
+        present = set(sa.inspect(self._connection).get_table_names())
+        for table in LEDGER_TABLES:
+            if table not in present:
+                broken(table, None, "was dropped")
+        triggers = self._seams.trigger_names(self._connection)
+        for table in LEDGER_TABLES:
             for suffix in ("refuse_update", "refuse_delete"):
                 if f"{table}_{suffix}" not in triggers:
                     broken(table, None, f"lost its append-only trigger {table}_{suffix}")
         rows = self._chained_rows()
         previous, linked = GENESIS, {table: set() for table in rows}
-        for seq, table, row_id, row_sha, link in self._connection.execute(
-                "SELECT seq, table_name, row_id, row_sha256, link_sha256 FROM chain ORDER BY seq"):
-            if link != _link_sha256(previous, table, row_id, row_sha):
+        chain = schema.chain.c
+        for seq, table, row_id, row_sha, link in self._connection.execute(sa.select(
+                chain.seq, chain.table_name, chain.row_id, chain.row_sha256, chain.link_sha256)
+                .order_by(chain.seq)):
+            if link != link_sha256(previous, table, row_id, row_sha):
                 broken("chain", seq, "does not follow from the link before it")
             if table not in rows or row_id not in rows[table]:
                 broken(table, row_id, "was removed")
-            if _row_sha256(rows[table][row_id]) != row_sha:
+            if row_sha256(rows[table][row_id]) != row_sha:
                 broken(table, row_id, "was changed after it was written")
             linked[table].add(row_id)
             previous = link
@@ -399,38 +250,22 @@ class Ledger:
                 broken(table, extra[0], "was added outside langchef (it has no chain link)")
         return previous
 
-    def _trigger_names(self) -> set[str]:
-        return {name for (name,) in self._connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-
     def _chained_rows(self) -> dict[str, dict[int, tuple]]:
         """Every chained table's rows, by id (read before the chain, in the same snapshot)."""
-        return {table: {row[0]: row for row in self._connection.execute(
-                    f"SELECT {', '.join(CHAINED[table])} FROM {table}")}
-                for table in self._chained_tables()}
+        return {name: {row[0]: row for row in self._rows(sa.select(*table.c))}
+                for name, table in schema.CHAINED_TABLES.items()}
 
     def _insert(self, table: str, values: dict) -> int:
         """INSERT one row and its chain link; the caller holds the transaction."""
+        clause = schema.CHAINED_TABLES[table]
         names = [column for column in CHAINED[table] if column != "id"]
-        cursor = self._connection.execute(
-            f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-            tuple(values[name] for name in names))
-        row_id = int(cursor.lastrowid)
-        row = self._connection.execute(
-            f"SELECT {', '.join(CHAINED[table])} FROM {table} WHERE id = ?", (row_id,)).fetchone()
-        self._link(table, row)
+        row_id = int(self._connection.execute(sa.insert(clause).values(
+            {name: values[name] for name in names}).returning(clause.c.id)).scalar_one())
+        # The row is hashed as a read gives it back, which RETURNING does not always do
+        # (SQLite returns a REAL 1.0 as the integer 1).
+        row = self._connection.execute(sa.select(*clause.c).where(clause.c.id == row_id)).one()
+        self._link(table, tuple(row))
         return row_id
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        with self._translated():
-            self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-                self._connection.execute("COMMIT")
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
 
     # ----------------------------------------------------------------------------------
     # Locks
@@ -439,23 +274,13 @@ class Ledger:
     @contextlib.contextmanager
     def exclusive(self, experiment: str) -> Iterator[None]:
         """Hold the experiment's publishing lock (blocks until it is free)."""
-        folder = self.path.with_name(self.path.name + ".locks")
+        with self._translated():
+            release = self._seams.lock(self.database, self._connection, check_name(experiment))
         try:
-            folder.mkdir(exist_ok=True)
-            handle = open(folder / f"{check_name(experiment)}.lock", "a+b")
-        except OSError as error:
-            raise LedgerError(f"the lock file cannot be created ({error.strerror or error})",
-                              file=folder, hint="make the workspace folder writable") from None
-        try:
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - not POSIX: fall back to the SQLite lock
-                fcntl = None
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             yield
         finally:
-            handle.close()  # closing releases the lock
+            with self._translated():
+                release()
 
     # ----------------------------------------------------------------------------------
     # Readouts and looks
@@ -469,14 +294,15 @@ class Ledger:
         later one is not a repeated look to warn about."""
         design_sha256 = _check_sha(design_sha256, "design_sha256")
         inputs_sha256 = _check_sha(inputs_sha256, "inputs_sha256")
-        with self._translated():
+        with self._reading():
             looks = self._looks(design_sha256, inputs_sha256)
         return dataclasses.replace(looks, repeated=False, warning=None) if sequential else looks
 
     def _looks(self, design_sha256: str, inputs_sha256: str) -> Looks:
-        rows = self._connection.execute(
-            "SELECT inputs_sha256, MIN(id), COUNT(*) FROM readouts WHERE design_sha256 = ? "
-            "GROUP BY inputs_sha256", (design_sha256,)).fetchall()
+        readouts = schema.readouts.c
+        rows = self._rows(sa.select(readouts.inputs_sha256, sa.func.min(readouts.id),
+                                    sa.func.count()).where(readouts.design_sha256 == design_sha256)
+                          .group_by(readouts.inputs_sha256))
         first_seen = {inputs: first for inputs, first, _ in rows}
         same = sum(count for inputs, _, count in rows if inputs == inputs_sha256)
         # New inputs come after every earlier set; inputs read out before keep their place,
@@ -525,9 +351,10 @@ class Ledger:
                 "started_at": format_utc(datetime.now(timezone.utc))})
 
     def recorded_versions(self, experiment: str) -> set[int]:
-        with self._translated():
-            return {version for (version,) in self._connection.execute(
-                "SELECT version FROM readouts WHERE experiment = ?", (experiment,))}
+        readouts = schema.readouts.c
+        with self._reading():
+            return set(self._connection.execute(
+                sa.select(readouts.version).where(readouts.experiment == experiment)).scalars())
 
     def record_anchor_run(self, run: AnchorRun) -> None:
         """Append one judging of an anchor set (its per-anchor verdicts are kept, so a later
@@ -544,11 +371,14 @@ class Ledger:
 
     def anchor_runs(self, *, anchor_set: str | None = None) -> list[AnchorRun]:
         """Recorded anchor runs, oldest first (all content versions of the set)."""
-        where, values = ("WHERE anchor_set = ?", (anchor_set,)) if anchor_set else ("", ())
-        with self._translated():
-            rows = self._connection.execute(
-                "SELECT anchor_set, anchor_set_sha256, judge_id, verdicts, kappa, level, taken_at, "
-                f"counts FROM anchor_runs {where} ORDER BY id", values).fetchall()
+        runs = schema.anchor_runs.c
+        statement = sa.select(runs.anchor_set, runs.anchor_set_sha256, runs.judge_id,
+                              runs.verdicts, runs.kappa, runs.level, runs.taken_at,
+                              runs.counts).order_by(runs.id)
+        if anchor_set:
+            statement = statement.where(runs.anchor_set == anchor_set)
+        with self._reading():
+            rows = self._rows(statement)
         return [AnchorRun(name, digest, judge, {a: tuple(p) for a, p in json.loads(verdicts).items()},
                           kappa, level, taken_at, json.loads(counts))
                 for name, digest, judge, verdicts, kappa, level, taken_at, counts in rows]
@@ -556,19 +386,14 @@ class Ledger:
     def readouts(self, *, experiment: str | None = None,
                  design_sha256: str | None = None) -> list[LedgerEntry]:
         """Recorded readouts in the order they were taken, optionally filtered."""
-        clauses, values = [], []
+        readouts = schema.readouts.c
+        statement = sa.select(*schema.readouts.c).order_by(readouts.id)
         if experiment is not None:
-            clauses.append("experiment = ?")
-            values.append(experiment)
+            statement = statement.where(readouts.experiment == experiment)
         if design_sha256 is not None:
-            clauses.append("design_sha256 = ?")
-            values.append(design_sha256)
-        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-        with self._translated():
-            rows = self._connection.execute(
-                "SELECT id, experiment, design_sha256, inputs_sha256, version, verdict, taken_at "
-                f"FROM readouts{where} ORDER BY id", values).fetchall()
-        return [LedgerEntry(*row) for row in rows]
+            statement = statement.where(readouts.design_sha256 == design_sha256)
+        with self._reading():
+            return [LedgerEntry(*row) for row in self._rows(statement)]
 
     # ----------------------------------------------------------------------------------
     # Approvals
@@ -593,12 +418,11 @@ class Ledger:
 
     def approvals(self, experiment: str) -> list[ApprovalEntry]:
         """The approvals recorded for an experiment, oldest first."""
-        with self._translated():
-            rows = self._connection.execute(
-                "SELECT id, experiment, design_sha256, approved_by, approved_at, recorded_at, "
-                "tool_version FROM approvals WHERE experiment = ? ORDER BY id",
-                (experiment,)).fetchall()
-        return [ApprovalEntry(*row) for row in rows]
+        approvals = schema.approvals.c
+        with self._reading():
+            return [ApprovalEntry(*row) for row in self._rows(
+                sa.select(*schema.approvals.c).where(approvals.experiment == experiment)
+                .order_by(approvals.id))]
 
 
 def fingerprint_files(files: Mapping[str, str | Path]) -> str:

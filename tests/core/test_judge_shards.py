@@ -16,7 +16,6 @@ import pytest
 from langchef_core.inputs.errors import InputError
 from langchef_core.scoring.judges import JudgeBudgetError
 from langchef_core.scoring.judges.cache import VerdictCache
-from langchef_core.scoring.judges.cache_postgres import PostgresVerdictCache
 from langchef_core.scoring.judges.shards import judge_shard, plan_shards, shard_of, shares
 from tests.core.test_openai_judge import ChatServer, make_judge, verdict
 from tests.postgres import postgres_url  # noqa: F401 - the fixture
@@ -143,6 +142,6 @@ def test_shards_share_the_postgresql_verdict_cache(server, tmp_path, postgres_ur
         thread.join()
     assert server.calls == 80 and not (tmp_path / "unused.sqlite").exists()
     assert all(shard.pending == 0 for shard in plan_shards(judge, items, 4))  # all cached now
-    cache = PostgresVerdictCache(postgres_url)
+    cache = VerdictCache.in_database(postgres_url)
     assert cache.count(judge.id) == 80
     cache.close()

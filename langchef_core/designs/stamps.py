@@ -1,0 +1,37 @@
+"""The forms evidence is written in: times in UTC with a ``Z``, and SHA-256 hex digests.
+
+Approvals (``approval``) and the ledger (``ledger``) both write them; they live here so that
+neither module has to import the other for them."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}\Z")
+
+
+def format_utc(moment: datetime) -> str:
+    """ISO-8601 in UTC with a ``Z``; microseconds kept only when present."""
+    text = aware(moment, "time").astimezone(timezone.utc).isoformat()
+    return text.replace("+00:00", "Z")
+
+
+def parse_utc(text: str) -> datetime:
+    """An ISO-8601 time with a zone (``Z`` or an offset) as an aware UTC datetime."""
+    if not isinstance(text, str):
+        raise ValueError(f"expected an ISO-8601 time as text, got {text!r}")
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO-8601 time") from None
+    return aware(moment, repr(text)).astimezone(timezone.utc)
+
+
+def aware(moment: datetime, name: str) -> datetime:
+    if not isinstance(moment, datetime):
+        raise ValueError(f"{name} must be a datetime, got {moment!r}")
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"{name} has no time zone; give it in UTC (e.g. "
+                         "datetime.now(timezone.utc) or '2024-05-01T12:00:00Z')")
+    return moment
