@@ -26,8 +26,9 @@ MAY_IMPORT = {
 STATS_THIRD_PARTY = {"numpy", "scipy", "pandas"}
 
 
-def _imports(source: Path):
-    """(absolute module, line) of every import in a file, relative imports resolved."""
+def _imports(source: Path, *, names: bool = False):
+    """(absolute module, line) of every import in a file, relative imports resolved;
+    ``names``: ``from a import b`` also yields ``a.b`` (which may be a module)."""
     package = ["langchef_core", *source.relative_to(CORE).parts[:-1]]
     for node in ast.walk(ast.parse(source.read_text(), filename=str(source))):
         if isinstance(node, ast.Import):
@@ -36,13 +37,90 @@ def _imports(source: Path):
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0:
                 yield node.module, node.lineno
+                if names:
+                    for alias in node.names:
+                        yield f"{node.module}.{alias.name}", node.lineno
                 continue
             base = package[: len(package) - (node.level - 1)]
             if node.module:
-                yield ".".join(base + [node.module]), node.lineno
+                module = ".".join(base + [node.module])
+                yield module, node.lineno
+                if names:
+                    for alias in node.names:
+                        yield f"{module}.{alias.name}", node.lineno
             else:  # ``from . import bootstrap``: each name is a module
                 for alias in node.names:
                     yield ".".join(base + [alias.name]), node.lineno
+
+
+def _module(source: Path) -> str:
+    parts = ["langchef_core", *source.relative_to(CORE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph() -> dict[str, dict[str, int]]:
+    """module → {module of langchef_core it imports: line}, every import counted (also one
+    inside a function: a lazy import is still a dependency). ``from package import name``
+    depends on the module ``package.name`` when there is one, else on the package."""
+    sources = {_module(source): source for source in CORE.rglob("*.py")}
+    graph = {}
+    for name, source in sources.items():
+        edges = {}
+        for target, line in _imports(source, names=True):
+            while target and target not in sources:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                edges.setdefault(target, line)
+        graph[name] = edges
+    return graph
+
+
+def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each as one
+    circle through it, e.g. ``[a, b, a]``."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(_circle(graph, component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _circle(graph, component: set[str]) -> list[str]:
+    """One path from the component's first module back to itself, inside the component."""
+    start = min(component)
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for target in sorted(graph[node]):
+            if target == start:
+                return paths[node] + [start]
+            if target in component and target not in paths:
+                paths[target] = paths[node] + [target]
+                queue.append(target)
+    raise AssertionError(f"no circle through {start}")  # pragma: no cover
 
 
 def _folder(source: Path) -> str | None:
@@ -81,6 +159,19 @@ def test_each_folder_imports_only_the_folders_below_it():
             if target not in MAY_IMPORT[folder]:
                 offenders.append(f"{source.relative_to(CORE)}:{line}: {folder}/ imports {name}")
     assert offenders == []
+
+
+def test_no_import_circle_between_core_modules():
+    graph = _module_graph()
+    circles = [" -> ".join(f"{module} (line {graph[module][after]})" if after else module
+                           for module, after in zip(circle, [*circle[1:], None]))
+               for circle in _cycles(graph)]
+    assert circles == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    graph = {"a": {"b": 3}, "b": {"c": 1}, "c": {"a": 7, "d": 2}, "d": {}}
+    assert _cycles(graph) == [["a", "b", "c", "a"]] and _cycles({"a": {"b": 1}, "b": {}}) == []
 
 
 def test_stats_imports_nothing_of_langchef_and_only_numeric_packages():
