@@ -1,0 +1,85 @@
+"""`langchef power`: the smallest effect N goldens can detect, or the goldens an effect needs."""
+
+from __future__ import annotations
+
+from .options import add_command
+from .output import CommandError, emit
+
+
+DESCRIPTION = """
+    Answer either planning question for a paired comparison: the smallest effect N goldens can
+    detect (--goldens), or the goldens needed to detect an effect (--effect); give both to get
+    both. Pass rates plan with --discordant-rate (the share of goldens expected to flip);
+    continuous scores with --sd (spread of per-golden differences)."""
+EXAMPLES = ("langchef power --goldens 90 --discordant-rate 0.2",
+            "langchef power --effect 0.05 --discordant-rate 0.2",
+            "langchef power --goldens 400 --sd 0.3 --alpha 0.01",
+            "langchef power --effect 0.03 --sd 0.25 --json")
+
+
+def register(commands, common) -> None:
+    power = add_command(commands, "power", common, help="plan the number of goldens",
+                        description=DESCRIPTION, examples=EXAMPLES)
+    power.add_argument("--goldens", type=int, metavar="N", help="number of goldens")
+    power.add_argument("--effect", type=float, metavar="E",
+                       help="difference to detect (e.g. 0.05 for five points)")
+    power.add_argument("--discordant-rate", type=float, metavar="R",
+                       help="assumed share of goldens that change verdict (pass rates)")
+    power.add_argument("--sd", type=float, metavar="S",
+                       help="assumed sd of per-golden differences (continuous scores)")
+    power.add_argument("--alpha", type=float, default=0.05, help="two-sided level (default 0.05)")
+    power.add_argument("--power", type=float, default=0.80, dest="target_power",
+                       help="power (default 0.80)")
+    power.set_defaults(handler=run_power)
+
+
+def run_power(arguments) -> int:
+    rate, sd = arguments.discordant_rate, arguments.sd
+    goldens, effect = arguments.goldens, arguments.effect
+    if (rate is None) == (sd is None):
+        raise CommandError("give exactly one of --discordant-rate (pass rates) or --sd "
+                           "(continuous scores).")
+    if goldens is None and effect is None:
+        raise CommandError("give --goldens N for the smallest detectable effect, --effect E "
+                           "for the goldens needed, or both.")
+    if goldens is not None and goldens < 1:
+        raise CommandError(f"--goldens {goldens}: a paired comparison needs at least one "
+                           "golden; give the number of goldens in the suite (e.g. --goldens 90).")
+    from langchef_core.stats import power as planning
+
+    alpha, target_power = arguments.alpha, arguments.target_power
+    scale = {"discordant_rate": rate} if rate is not None else {"sd": sd}
+    payload = {"alpha": alpha, "power": target_power, **scale, "goldens": goldens,
+               "effect": effect, "detection_limit": None, "goldens_needed": None}
+    text = []
+    assumed = (f"an assumed discordant rate of {rate:g}" if rate is not None
+               else f"an assumed sd of differences of {sd:g}")
+    if goldens is not None:
+        limit = (planning.limit_at_rate(goldens, rate, alpha=alpha, power=target_power)
+                 if rate is not None else
+                 planning.continuous_detection_limit(sd, goldens, alpha=alpha, power=target_power))
+        payload["detection_limit"] = limit
+        # A pass-rate difference in points, a score's on its own scale (issue 15).
+        shown = f"{100 * limit:.1f} points" if rate is not None else f"{limit:.3f}"
+        text.append(f"with {goldens} goldens and {assumed}, the smallest difference detectable "
+                    f"at alpha {alpha:g} with at least {target_power:g} power is {shown}")
+        if rate is not None:
+            # The limit's formula is conservative; say what the exact test really achieves.
+            exact = planning.exact_power(goldens, rate, limit, alpha=alpha)
+            payload["exact_power"] = exact
+            text.append(f"the exact McNemar test has power {exact:.3f} at a difference of "
+                        f"{shown} with these goldens and that discordant rate")
+    if effect is not None:
+        needed = (planning.goldens_needed(effect, rate, alpha=alpha, power=target_power)
+                  if rate is not None else
+                  planning.goldens_needed_continuous(effect, sd, alpha=alpha, power=target_power))
+        payload["goldens_needed"] = needed
+        text.append(f"detecting a difference of {effect:g} with {assumed} needs {needed} goldens "
+                    f"(alpha {alpha:g}, power {target_power:g})")
+        if goldens is not None:
+            enough = goldens >= needed
+            payload["enough"] = enough
+            text.append(f"{goldens} goldens are {'enough' if enough else 'NOT enough'} for "
+                        f"{effect:g}")
+    emit(arguments, payload, "\n".join(text))
+    return 0
