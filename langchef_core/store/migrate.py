@@ -112,7 +112,18 @@ def upgrade(database: Database, connection: sa.Connection, *,
                       for branch in database.branches if branch not in found}
         stamps = {branch: revision for branch, (revision, _) in recognised.items() if revision}
         before = {**stamps, **found}
-        _run_alembic(connection, migrations, stamps.values(), database.branches)
+        try:
+            _run_alembic(connection, migrations, stamps.values(), database.branches)
+        except sa.exc.DBAPIError as error:
+            if dialect.describe(error.orig)[1] != "privilege":
+                raise
+            behind = ", ".join(f"{branch} at {before.get(branch) or 'none'}"
+                               for branch in database.branches)
+            raise StoreError(f"its schema ({behind}) is older than this langchef's "
+                             f"({', '.join(heads(migrations)[b] for b in database.branches)}), "
+                             "and this role may not change it", file=database.where,
+                             hint="run `langchef db upgrade` as the role that owns langchef's "
+                                  "tables, then run again") from None
         after = current_revisions(connection) or {}
     return [Upgrade(str(database.where), branch, before.get(branch), after[branch],
                     recognised.get(branch, (None, None))[1]) for branch in database.branches]

@@ -20,7 +20,8 @@ from langchef_core.scoring.judges.cache import VerdictCache
 from langchef_core.store import schema
 from langchef_core.store.connection import upgrade_workspace
 from langchef_core.store.dialects import dialect_of
-from langchef_core.store.location import LEDGER, VERDICTS, Database, postgresql, sqlite_file
+from langchef_core.store.location import (LEDGER, VERDICTS, Database, StoreError, postgresql,
+                                          sqlite_file)
 from langchef_core.store.migrate import (MIGRATIONS, VERSION_TABLE, current_revisions,
                                          ensure_current, heads, revision_files)
 from tests.postgres import postgres_url  # noqa: F401 - the fixture behind PostgreSQL's places
@@ -182,3 +183,28 @@ def test_db_upgrade_brings_the_workspace_databases_to_the_newest_revision(tmp_pa
     assert [(step.where, step.branch, step.before, step.after, step.changed) for step in steps] \
         == [(str(workspace.ledger), LEDGER, "ledger_0006", "ledger_0006", False),
             (str(tmp_path / "verdict_cache.sqlite"), VERDICTS, None, None, False)]
+
+
+def test_a_role_that_may_not_change_the_schema_is_told_to_run_db_upgrade(postgres_url, tmp_path):  # noqa: F811
+    database = postgresql(postgres_url)
+    Ledger(database).close()
+    newer = tmp_path / "newer_migrations"
+    shutil.copytree(MIGRATIONS, newer, ignore=shutil.ignore_patterns("__pycache__"))
+    # Nobody but a superuser may create tables in pg_catalog: the server refuses with the
+    # error a role granted only SELECT, INSERT gets for CREATE TABLE (insufficient_privilege).
+    (newer / "versions" / "ledger_0007_refused.py").write_text(
+        'from alembic import op\n\nrevision, down_revision = "ledger_0007", "ledger_0006"\n\n'
+        'def upgrade():\n    op.execute("CREATE TABLE pg_catalog.langchef_probe (x integer)")\n')
+    engine = connected(database)
+    try:
+        with engine.connect() as connection, pytest.raises(StoreError) as raised:
+            ensure_current(database, connection, migrations=newer)
+    finally:
+        engine.dispose()
+    assert raised.value.message == ("its schema (ledger at ledger_0006, verdicts at verdicts_0002) "
+                                    "is older than this langchef's (ledger_0007, verdicts_0002), "
+                                    "and this role may not change it")
+    assert raised.value.hint == ("run `langchef db upgrade` as the role that owns langchef's "
+                                 "tables, then run again")
+    with Ledger(database) as ledger:  # nothing of the refused step was kept
+        assert ledger.schema_revision == "ledger_0006"
