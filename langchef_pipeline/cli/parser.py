@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 
-from . import approve, demo, design, gate, import_logs, init, power, readout, status
+from . import approve, db, demo, design, gate, import_logs, init, power, readout, status
 from .options import common_options, examples_epilog, paragraph
 
 # Each module registers its subcommand (parser and handler) with `register(commands, common)`.
-COMMANDS = (init, design, approve, status, power, readout, gate, import_logs, demo)
+COMMANDS = (init, design, approve, status, power, readout, gate, import_logs, db, demo)
 
 DESCRIPTION = """
     Tell, honestly, whether a change to an LLM/RAG application helped, hurt or cannot be told

@@ -5,7 +5,7 @@ import pytest
 from .conftest import one_sentence, write_design
 
 COMMANDS = [["init"], ["design", "check"], ["approve"], ["status"], ["power"], ["readout"],
-            ["gate"]]
+            ["gate"], ["db", "upgrade"]]
 
 
 def test_init_scaffolds_a_workspace_whose_example_design_checks(langchef, tmp_path):
