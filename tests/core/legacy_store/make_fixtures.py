@@ -69,7 +69,9 @@ def cache(cache):
 def read(ledger, full=True):
     with ledger:
         found = {"readouts": [entry.to_dict() for entry in ledger.readouts()],
-                 "anchor_runs": [{**vars(run), "verdicts": {k: list(v) for k, v in run.verdicts.items()}} for run in ledger.anchor_runs()]}
+                 "anchor_runs": [{**vars(run), "verdicts": {k: list(v) for k, v in
+                                                            run.verdicts.items()}}
+                                 for run in ledger.anchor_runs()]}
         if full:
             found.update(head=ledger.verify(), recorded_versions=sorted(
                 ledger.recorded_versions("rerank")), approvals=[
@@ -79,8 +81,9 @@ def read(ledger, full=True):
 
 def cached(cache):
     keys = ["1" * 64, "2" * 64]
-    found = {judge: {key: list(vars(value).values()) for key, value in
-                     sorted(cache.get_many(judge, keys).items())} for judge in ("judge@v1", "judge@v2")}
+    found = {judge: {key: list(vars(value).values())
+                     for key, value in sorted(cache.get_many(judge, keys).items())}
+             for judge in ("judge@v1", "judge@v2")}
     cache.close()
     return found
 
