@@ -21,6 +21,7 @@ Close a cache when done (its connection is held open until then).
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -69,6 +70,18 @@ def open_verdict_cache(path: str | Path) -> "VerdictCache":
     return VerdictCache(cache_database(path))
 
 
+@functools.lru_cache(maxsize=8)
+def _lookup(size: int) -> sa.Select:
+    """The verdicts of ``size`` keys of one judge. Built once per size (at most two: full
+    chunks and the last), with one parameter per key rather than an expanding list, whose
+    rendering on every call is most of what a readout's lookup of every item would cost."""
+    columns = schema.verdicts.c
+    return sa.select(columns.item_sha256, columns.verdict, columns.criterion,
+                     columns.rationale).where(
+        columns.judge_id == sa.bindparam("judge"),
+        columns.item_sha256.in_([sa.bindparam(f"k{i}") for i in range(size)]))
+
+
 class VerdictCache:
     """Verdicts by (judge id, item content hash). ``VerdictCache(path)`` is the SQLite file
     at ``path``; :meth:`in_database` the PostgreSQL database at a URL."""
@@ -98,14 +111,12 @@ class VerdictCache:
     def get_many(self, judge_id: str, keys) -> dict[str, CachedVerdict]:
         """The cached verdicts among ``keys`` (item hashes), by key."""
         keys = sorted(set(keys))
-        columns = schema.verdicts.c
         found: dict[str, CachedVerdict] = {}
         with self._transaction() as connection:
             for start in range(0, len(keys), _CHUNK):
-                rows = connection.execute(sa.select(
-                    columns.item_sha256, columns.verdict, columns.criterion, columns.rationale)
-                    .where(columns.judge_id == judge_id,
-                           columns.item_sha256.in_(keys[start:start + _CHUNK])))
+                chunk = keys[start:start + _CHUNK]
+                rows = connection.execute(_lookup(len(chunk)), {
+                    "judge": judge_id, **{f"k{i}": key for i, key in enumerate(chunk)}}).all()
                 for key, verdict, criterion, rationale in rows:
                     found[key] = CachedVerdict(verdict, criterion, rationale)
         return found
