@@ -1,154 +1,22 @@
 """From parsed YAML to a validated :class:`Design`: required and optional fields, one
-:class:`DesignError` per bad value naming its field and line."""
+:class:`DesignError` per bad value naming its field and line. Each value is read by
+:class:`~.fields.Fields`; the judge section is read in :mod:`.parse_judge`."""
 
 from __future__ import annotations
 
 import difflib
 import math
-import numbers
 from pathlib import Path
 
-from ..inputs.workspace import NAME_PATTERN, Workspace
-from .model import (BINARY_METRICS, GUARDRAIL_METRICS, GUARDRAIL_STATISTICS, JUDGE_KINDS, KINDS,
+from ..inputs.workspace import Workspace
+from .fields import Fields, num, shown
+from .model import (BINARY_METRICS, GUARDRAIL_METRICS, GUARDRAIL_STATISTICS, KINDS,
                     MAX_RESAMPLES, MIN_MAX_GOLDENS, MIN_RESAMPLES, POOL_KINDS, PRIMARY_METRICS,
                     RETRIEVAL_METRICS, STOPPING_RULES, WEIGHT_TOLERANCE, ZERO_POSITIVE, Anchors,
-                    Arms, Bootstrap, Design, DesignError, GateOptions, Guardrail, Judge, Pool,
+                    Arms, Bootstrap, Design, DesignError, GateOptions, Guardrail, Pool,
                     Retrieval, Slices, Stopping)
-from .yaml_source import dotted_path, normalise_text, parse_yaml
-
-# --------------------------------------------------------------------------------------
-# Validation
-# --------------------------------------------------------------------------------------
-
-class _Fields:
-    """Reads one design, raising a DesignError that names the field and its line."""
-
-    def __init__(self, file: str, lines: dict):
-        self.file, self.lines = file, lines
-
-    def error(self, path: tuple, message: str, hint: str | None = None) -> DesignError:
-        return DesignError(message, file=self.file, field=dotted_path(path),
-                           line=self.line(path), hint=hint)
-
-    def line(self, path: tuple) -> int | None:
-        for end in range(len(path), -1, -1):
-            if path[:end] in self.lines:
-                return self.lines[path[:end]]
-        return None
-
-    def mapping(self, value, path: tuple, *, required=(), optional=(), closed=True,
-                what="a mapping"):
-        if not isinstance(value, dict):
-            raise self.error(path, f"must be {what}, got {_shown(value)}",
-                             hint="write it as 'key: value' lines indented under the field")
-        known = tuple(required) + tuple(optional)
-        for key in value:
-            if not isinstance(key, str):
-                raise self.error(path, f"key {key!r} must be text", hint="put it in quotes")
-            if closed and key not in known:
-                close = difflib.get_close_matches(key, known, n=1)
-                hint = (f"did you mean '{close[0]}'?" if close
-                        else "allowed here: " + ", ".join(known))
-                raise self.error(path + (key,), "unknown field", hint=hint)
-        for key in required:
-            if key not in value or value[key] is None:
-                given = key in value
-                raise DesignError("has no value" if given else "missing required field",
-                                  file=self.file, field=dotted_path(path + (key,)),
-                                  line=self.line(path + (key,) if given else path),
-                                  hint=_REQUIRED_HINTS.get(key))
-        return value
-
-    def text(self, value, path: tuple, *, name_kind: str | None = None) -> str:
-        if not isinstance(value, str):
-            raise self.error(path, f"must be text, got {_shown(value)}", hint="put it in quotes")
-        if not value.strip():
-            raise self.error(path, "must not be empty")
-        if name_kind and (not NAME_PATTERN.match(value) or ".." in value):
-            raise self.error(path, f"{name_kind} name {value!r} is not allowed",
-                             hint="use letters, digits, '-', '_' and '.', starting with a "
-                                  "letter or digit")
-        return value
-
-    def choice(self, value, path: tuple, options) -> str:
-        if not isinstance(value, str) or value not in options:
-            raise self.error(path, f"unknown value {_shown(value)}",
-                             hint="use one of: " + ", ".join(options))
-        return value
-
-    def number(self, value, path: tuple, *, low=None, high=None, low_open=True,
-               high_open=True, hint=None, positive=False) -> float:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise self.error(path, f"must be a number, got {_shown(value)}", hint=hint)
-        number = float(value)
-        if not math.isfinite(number):
-            raise self.error(path, f"must be a finite number, got {value!r}", hint=hint)
-        too_low = low is not None and (number <= low if low_open else number < low)
-        too_high = high is not None and (number >= high if high_open else number > high)
-        if too_low and positive:
-            raise self.error(path, f"must be positive, got {_num(number)}", hint=hint)
-        if too_low or too_high:
-            left = "(" if low_open else "["
-            right = ")" if high_open else "]"
-            span = f"{left}{_num(low) if low is not None else '-inf'}, " \
-                   f"{_num(high) if high is not None else 'inf'}{right}"
-            raise self.error(path, f"must lie in {span}, got {_num(number)}", hint=hint)
-        return number
-
-    def whole(self, value, path: tuple, *, minimum: int, hint=None, maximum: int | None = None) -> int:
-        # 1e4 is a natural way to write ten thousand; 10.5 is not a count.
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise self.error(path, f"must be a whole number, got {_shown(value)}", hint=hint)
-        if value < minimum:
-            raise self.error(path, f"must be at least {minimum}, got {value}", hint=hint)
-        if maximum is not None and value > maximum:
-            raise self.error(path, f"must be at most {maximum}, got {value}", hint=hint)
-        return int(value)
-
-    def text_list(self, value, path: tuple, *, options=None, allow_empty=False) -> tuple:
-        if not isinstance(value, list):
-            raise self.error(path, f"must be a list, got {_shown(value)}",
-                             hint="write it as [a, b] or as '- a' lines")
-        if not value and not allow_empty:
-            raise self.error(path, "must not be empty")
-        seen = set()
-        for index, item in enumerate(value):
-            if options is None:
-                self.text(item, path + (index,))
-            else:
-                self.choice(item, path + (index,), options)
-            if item in seen:
-                raise self.error(path + (index,), f"{item!r} is listed twice",
-                                 hint="list each name once")
-            seen.add(item)
-        return tuple(value)
-
-
-_REQUIRED_HINTS = {
-    "experiment": "write the experiment name, equal to the file name",
-    "hypothesis": "state, in one sentence, what the variant is expected to change",
-    "suite": "name the goldens suite (goldens/<suite>.jsonl)",
-    "arms": "name the two arms as 'arms: {baseline: NAME, variant: NAME}'",
-    "baseline": "name the arm compared against",
-    "variant": "name the arm being tried",
-    "kind": "write 'kind: superiority' or 'kind: non_inferiority'",
-    "primary": "name the primary metric, e.g. 'primary: pass_rate'",
-    "judge": "a pass_rate design is decided by a judge: pin it, e.g. "
-             "'judge: {kind: recorded, id: my-judge-v1}'",
-    "criteria": "list the criteria the judge cites, e.g. 'criteria: [correctness, "
-                "groundedness]'",
-    "margin": "write the tolerated drop, e.g. 'margin: 0.03' for three points",
-    "column": "name the goldens column that holds the slice",
-    "metric": "use latency_ms or cost_usd",
-    "statistic": "use mean, p50 or p95",
-    "max_increase": "write the tolerated relative increase, e.g. 0.10",
-    "set": "name the anchor set (anchors/<set>.jsonl)",
-    "id": "a recorded judge needs the id its verdicts carry",
-    "resamples": "e.g. 10000",
-    "seed": "e.g. 0",
-}
+from .parse_judge import judge_view, require_imported_criteria, require_score_judge
+from .yaml_source import normalise_text, parse_yaml
 
 _TOP_REQUIRED = ("experiment", "hypothesis", "suite", "arms", "kind", "primary")
 # A judge and its criteria are needed only where a judge decides (primary: pass_rate);
@@ -165,7 +33,7 @@ MAX_DESIGN_BYTES = 256 * 1024
 def parse_design(text: str, *, file: str = "design", experiment: str | None = None) -> Design:
     """Validate a design given as YAML text; ``experiment`` is the name the file implies."""
     data, lines = parse_yaml(text, file)
-    return _validate(data, _Fields(file, lines), experiment)
+    return _validate(data, Fields(file, lines), experiment)
 
 
 def load_design(path: str | Path, *, label: str | None = None) -> Design:
@@ -193,7 +61,7 @@ def load_design(path: str | Path, *, label: str | None = None) -> Design:
 def validate_design(mapping: dict, *, file: str = "design",
                     experiment: str | None = None) -> Design:
     """Validate a design built in Python (no line numbers to report)."""
-    return _validate(normalise_text(mapping), _Fields(file, {}), experiment)
+    return _validate(normalise_text(mapping), Fields(file, {}), experiment)
 
 
 def load_workspace_design(workspace: Workspace, experiment: str) -> Design:
@@ -201,7 +69,7 @@ def load_workspace_design(workspace: Workspace, experiment: str) -> Design:
     return load_design(path, label=workspace.relative(path))
 
 
-def _validate(data, fields: _Fields, experiment: str | None) -> Design:
+def _validate(data, fields: Fields, experiment: str | None) -> Design:
     top = fields.mapping(data, (), required=_TOP_REQUIRED, optional=_TOP_OPTIONAL,
                          what="a mapping of design fields")
     name = fields.text(top["experiment"], ("experiment",), name_kind="experiment")
@@ -218,9 +86,9 @@ def _validate(data, fields: _Fields, experiment: str | None) -> Design:
     judge = None if top.get("judge") is None else judge_view(top["judge"], fields)
     criteria = () if top.get("criteria") is None else _criteria(top["criteria"], fields, judged)
     if primary == "score":
-        _score_judge(judge, fields)
+        require_score_judge(judge, fields)
     if judge is not None and judge.kind == "imported":
-        _imported_criteria(judge, criteria, fields)
+        require_imported_criteria(judge, criteria, fields)
         if top.get("anchors") is not None:
             raise fields.error(("anchors",), "an imported judge scored upstream and cannot "
                                "re-judge anchors", hint="remove 'anchors' from this design")
@@ -266,7 +134,7 @@ def _validate(data, fields: _Fields, experiment: str | None) -> Design:
     )
 
 
-def _stopping(top: dict, fields: _Fields, primary: str) -> Stopping | None:
+def _stopping(top: dict, fields: Fields, primary: str) -> Stopping | None:
     """``stopping: {rule: sequential, max_goldens: N, order: COLUMN}``; ``rule: fixed`` (the
     default) is no stopping block at all, so it hashes like a design without one."""
     value = top.get("stopping")
@@ -304,14 +172,14 @@ def _stopping(top: dict, fields: _Fields, primary: str) -> Stopping | None:
     return Stopping(rule, max_goldens, order)
 
 
-def _gate(value, fields: _Fields) -> GateOptions | None:
+def _gate(value, fields: Fields) -> GateOptions | None:
     if value is None:
         return None
     path = ("gate",)
     fields.mapping(value, path, optional=("strict",))
     strict = value.get("strict", False)
     if not isinstance(strict, bool):
-        raise fields.error(path + ("strict",), f"must be true or false, got {_shown(strict)}",
+        raise fields.error(path + ("strict",), f"must be true or false, got {shown(strict)}",
                            hint="write 'gate: {strict: true}' to fail the gate on a missing "
                                 "proof")
     return GateOptions(strict)
@@ -324,7 +192,7 @@ METRIC_ALIASES = {"mrr": "reciprocal_rank", "rr": "reciprocal_rank",
                   "recall_norm": "recall_normalized", "ndcg_score": "ndcg"}
 
 
-def metric_name(value, path: tuple, fields: _Fields, options) -> str:
+def metric_name(value, path: tuple, fields: Fields, options) -> str:
     """A metric name, with the usual aliases (``mrr``) read as langchef's own name so the
     hash does not depend on the spelling; ``recall@10`` is refused with the exact rewrite,
     because the cut-off belongs in ``retrieval.k``."""
@@ -347,11 +215,11 @@ def metric_name(value, path: tuple, fields: _Fields, options) -> str:
         close = difflib.get_close_matches(value, options, n=1) if isinstance(value, str) else []
         hint = (f"did you mean '{close[0]}'? " if close else "") + "use one of: " + \
             ", ".join(options)
-        raise fields.error(path, f"unknown value {_shown(value)}", hint=hint)
+        raise fields.error(path, f"unknown value {shown(value)}", hint=hint)
     return value
 
 
-def _criteria(value, fields: _Fields, judged: bool) -> tuple:
+def _criteria(value, fields: Fields, judged: bool) -> tuple:
     """The judge's criteria as the design spells them (the canonical spelling: a judge that
     cites ``Correctness`` for ``correctness`` is matched without regard to case)."""
     criteria = fields.text_list(value, ("criteria",), allow_empty=not judged)
@@ -371,7 +239,7 @@ def _optional(top: dict, key: str, default, read):
     return default if value is None else read(value, (key,))
 
 
-def _margin(top: dict, fields: _Fields, kind: str) -> float | None:
+def _margin(top: dict, fields: Fields, kind: str) -> float | None:
     if top.get("margin") is None:
         if kind == "non_inferiority":
             raise DesignError("required when kind is non_inferiority", file=fields.file,
@@ -383,7 +251,7 @@ def _margin(top: dict, fields: _Fields, kind: str) -> float | None:
                          hint="write the tolerated drop as a positive share, e.g. 0.03")
 
 
-def _arms(value, fields: _Fields) -> Arms:
+def _arms(value, fields: Fields) -> Arms:
     arms = fields.mapping(value, ("arms",), required=("baseline", "variant"))
     baseline = fields.text(arms["baseline"], ("arms", "baseline"), name_kind="arm")
     variant = fields.text(arms["variant"], ("arms", "variant"), name_kind="arm")
@@ -393,102 +261,7 @@ def _arms(value, fields: _Fields) -> Arms:
     return Arms(baseline, variant)
 
 
-def judge_view(value, fields: _Fields) -> Judge:
-    path = ("judge",)
-    if not isinstance(value, dict):
-        raise fields.error(path, f"must be a mapping, got {_shown(value)}",
-                           hint="e.g. 'judge: {kind: recorded, id: my-judge-v1}'")
-    fields.mapping(value, path, required=("kind",), closed=False)
-    kind = fields.choice(value["kind"], path + ("kind",), JUDGE_KINDS)
-    judge_id = None
-    if kind == "recorded":
-        if value.get("id") is None:
-            raise DesignError("missing required field", file=fields.file, field="judge.id",
-                              line=fields.line(path + ("id",)) or fields.line(path),
-                              hint=_REQUIRED_HINTS["id"])
-        judge_id = fields.text(value["id"], path + ("id",))
-    settings = {}
-    for key, item in value.items():
-        if key == "kind" or (key == "id" and kind == "recorded"):
-            continue
-        settings[key] = _loose_setting(item, path + (key,), fields)
-    if kind == "openai_compatible":
-        _endpoint_settings(settings, path, fields)
-    if kind == "imported":
-        _imported_settings(value, path, fields)
-    return Judge(kind, judge_id, settings)
-
-
-def _imported_settings(value: dict, path: tuple, fields: _Fields) -> None:
-    """An imported judge names the eval tool and the scorer(s) it scored with — what a team
-    knows before running (langchef_core.scoring.judges.imported)."""
-    from ..scoring.judges.imported import TOOLS
-    fields.mapping(value, path, required=("kind", "tool", "scorer"))
-    fields.choice(value["tool"], path + ("tool",), TOOLS)
-    scorer = value["scorer"]
-    if isinstance(scorer, list):
-        fields.text_list(scorer, path + ("scorer",))
-    else:
-        fields.text(scorer, path + ("scorer",))
-
-
-def _score_judge(judge: Judge, fields: _Fields) -> None:
-    """``primary: score`` compares one imported scorer's value per golden."""
-    scorer = judge.settings.get("scorer") if judge.kind == "imported" else None
-    if scorer is None or (isinstance(scorer, list) and len(scorer) != 1):
-        raise fields.error(("judge",), "a score primary compares one scorer's numeric value per "
-                           "golden", hint="pin an imported judge with one scorer, e.g. 'judge: "
-                                          "{kind: imported, tool: inspect, scorer: f1}'")
-
-
-def _imported_criteria(judge: Judge, criteria: tuple, fields: _Fields) -> None:
-    """The criteria of an imported judge are its scorers, listed in citing order."""
-    scorer = judge.settings["scorer"]
-    scorers = [scorer] if isinstance(scorer, str) else list(scorer)
-    if sorted(name.strip().casefold() for name in criteria) \
-            != sorted(name.strip().casefold() for name in scorers):
-        raise fields.error(("criteria",), f"must list the imported judge's scorers {scorers}, "
-                           f"got {list(criteria)}",
-                           hint="each scorer is a criterion; list them in the order a failure "
-                                "should cite them")
-
-
-def _endpoint_settings(settings: dict, path: tuple, fields: _Fields) -> None:
-    """A design names its endpoint (base_url, checked for https) but never its secret."""
-    from ..scoring.judges.openai_compatible import check_transport
-    from ..scoring.judges.spec import refused_key_sentence
-    for key in settings:
-        sentence = refused_key_sentence(key)
-        if sentence:
-            raise fields.error(path + (key,), "is not allowed in a design",
-                               hint=sentence.split("; ", 1)[1])
-    base_url = settings.get("base_url")
-    if isinstance(base_url, str):
-        try:
-            check_transport(base_url)
-        except ValueError as error:
-            raise fields.error(path + ("base_url",), str(error),
-                               hint="use the endpoint's https address") from None
-
-
-def _loose_setting(value, path: tuple, fields: _Fields):
-    """Judge settings are owned by the judge implementation: accept plain data, nothing else."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Real):
-        return fields.number(value, path)
-    if isinstance(value, list):
-        return [_loose_setting(item, path + (index,), fields) for index, item in enumerate(value)]
-    if isinstance(value, dict):
-        for key in value:
-            if not isinstance(key, str):
-                raise fields.error(path, f"key {key!r} must be text", hint="put it in quotes")
-        return {key: _loose_setting(item, path + (key,), fields) for key, item in value.items()}
-    raise fields.error(path, f"must be text, a number, true/false, a list or a mapping, got "
-                             f"{_shown(value)}")
-
-
-def _bootstrap(value, fields: _Fields) -> Bootstrap:
+def _bootstrap(value, fields: Fields) -> Bootstrap:
     if value is None:
         return Bootstrap()
     path = ("bootstrap",)
@@ -505,7 +278,7 @@ def _bootstrap(value, fields: _Fields) -> Bootstrap:
     return Bootstrap(resamples, seed)
 
 
-def retrieval_view(value, fields: _Fields, primary: str) -> Retrieval | None:
+def retrieval_view(value, fields: Fields, primary: str) -> Retrieval | None:
     path = ("retrieval",)
     if value is None:
         # A retrieval primary needs retrieval settings; the defaults are spelled out so the
@@ -537,7 +310,7 @@ def retrieval_view(value, fields: _Fields, primary: str) -> Retrieval | None:
     return Retrieval(k, metrics, zero_positive, pool, min_coverage)
 
 
-def _metric_list(value, path: tuple, fields: _Fields) -> tuple:
+def _metric_list(value, path: tuple, fields: Fields) -> tuple:
     names = fields.text_list(value, path)
     metrics = []
     for index, name in enumerate(names):
@@ -549,7 +322,7 @@ def _metric_list(value, path: tuple, fields: _Fields) -> tuple:
     return tuple(metrics)
 
 
-def slices_view(value, fields: _Fields) -> Slices | None:
+def slices_view(value, fields: Fields) -> Slices | None:
     if value is None:
         return None
     path = ("slices",)
@@ -567,7 +340,7 @@ def slices_view(value, fields: _Fields) -> Slices | None:
                    for name, weight in raw.items()}
         total = math.fsum(weights.values())
         if abs(total - 1) > WEIGHT_TOLERANCE:
-            raise fields.error(weights_path, f"weights sum to {_num(total)}, not 1",
+            raise fields.error(weights_path, f"weights sum to {num(total)}, not 1",
                                hint="make the target weights of all slices add up to 1")
     protected = ()
     if value.get("protected") is not None:
@@ -582,12 +355,12 @@ def slices_view(value, fields: _Fields) -> Slices | None:
     return Slices(column, weights, protected)
 
 
-def _guardrails(value, fields: _Fields) -> tuple[Guardrail, ...]:
+def _guardrails(value, fields: Fields) -> tuple[Guardrail, ...]:
     if value is None:
         return ()
     path = ("guardrails",)
     if not isinstance(value, list):
-        raise fields.error(path, f"must be a list, got {_shown(value)}",
+        raise fields.error(path, f"must be a list, got {shown(value)}",
                            hint="write '- {metric: latency_ms, statistic: p95, max_increase: 0.1}'")
     guardrails, seen = [], set()
     for index, item in enumerate(value):
@@ -607,7 +380,7 @@ def _guardrails(value, fields: _Fields) -> tuple[Guardrail, ...]:
     return tuple(guardrails)
 
 
-def _anchors(value, fields: _Fields) -> Anchors | None:
+def _anchors(value, fields: Fields) -> Anchors | None:
     if value is None:
         return None
     path = ("anchors",)
@@ -622,25 +395,7 @@ def _anchors(value, fields: _Fields) -> Anchors | None:
     )
     if anchors.fail_kappa > anchors.warn_kappa:
         raise fields.error(path + ("fail_kappa",),
-                           f"{_num(anchors.fail_kappa)} is above warn_kappa "
-                           f"{_num(anchors.warn_kappa)}",
+                           f"{num(anchors.fail_kappa)} is above warn_kappa "
+                           f"{num(anchors.warn_kappa)}",
                            hint="the failing agreement must not exceed the warning one")
     return anchors
-
-
-def _shown(value) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (true/false)"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return repr(value)
-    return f"{value!r} ({type(value).__name__})"
-
-
-def _num(value: float) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)

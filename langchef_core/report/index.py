@@ -29,7 +29,7 @@ from ..readout.publish import published_versions
 from ..readout.verdict import readout_answer
 from .render import render_page
 from .view_common import TONES, VERDICT_WORDS
-from .view_model import NI_TONES, verdict_sentence
+from .view_verdict import NI_TONES, verdict_sentence
 
 INDEX_TEMPLATE = "index.html"
 INDEX_FILE = "index.html"
