@@ -212,3 +212,20 @@ def test_importing_core_loads_neither_dagster_nor_the_pipeline():
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dagster', 'langchef_pipeline')))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+# A module past these sizes holds more than one thing (HELPER_RULES: 400 for the CLI's, one
+# module per command).
+MAX_MODULE_LINES = 500
+MAX_CLI_MODULE_LINES = 400
+PIPELINE = CORE.parent / "langchef_pipeline"
+
+
+def test_no_module_is_too_long():
+    too_long = []
+    for source in sorted([*CORE.rglob("*.py"), *PIPELINE.rglob("*.py")]):
+        limit = MAX_CLI_MODULE_LINES if (PIPELINE / "cli") in source.parents else MAX_MODULE_LINES
+        lines = len(source.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            too_long.append(f"{source.relative_to(CORE.parent)}: {lines} lines (at most {limit})")
+    assert not too_long, "split these along a seam:\n" + "\n".join(too_long)
