@@ -14,7 +14,7 @@ from langchef_core.inputs.loading import TableLoad
 from langchef_core.readout.experiment import DesignState, load_anchors
 from langchef_core.scoring.anchors import (AnchorReport,
                                            judge_anchor_set)
-from langchef_pipeline.inputs import validity_result
+from langchef_pipeline.inputs import validity_check
 from langchef_pipeline.metadata import markdown_table
 from langchef_pipeline.partitions import experiments
 from langchef_pipeline.progress import measured
@@ -37,11 +37,10 @@ def anchors(workspace: WorkspaceResource, design: DesignState) -> dg.Materialize
     return dg.MaterializeResult(value=load, metadata={"anchors": rows, "file": dg.MetadataValue.text(load.label)})
 
 
-@dg.asset_check(asset=anchors, blocking=True, partitions_def=experiments)
-@measured
-def anchors_are_valid(anchors: TableLoad) -> dg.AssetCheckResult:
-    """Anchors have unique ids, an output to judge and a human verdict of pass or fail."""
-    return validity_result([anchors], what="anchors")
+anchors_are_valid = validity_check(
+    anchors, "anchors_are_valid", what="anchors",
+    description="Anchors have unique ids, an output to judge and a human verdict of pass or "
+                "fail.")
 
 
 @dg.asset(partitions_def=experiments, group_name=GROUP, kinds={"python", "sqlite"})

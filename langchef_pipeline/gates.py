@@ -38,6 +38,13 @@ def not_evaluated(loads: list[TableLoad]) -> dg.AssetCheckResult | None:
                                description=f"not evaluated: {', '.join(failed)} failed validation")
 
 
+def retrieval_not_evaluated(design: DesignState, loads: list[TableLoad]) -> dg.AssetCheckResult | None:
+    """A retrieval gate passes a design without retrieval, and cannot judge invalid input."""
+    if design.design.retrieval is None:
+        return dg.AssetCheckResult(passed=True, description="not a retrieval design")
+    return not_evaluated(loads)
+
+
 def _frames(runs: dict[str, TableLoad]) -> tuple[dict, dict]:
     return ({arm: load.frame for arm, load in runs.items()},
             {arm: load.label for arm, load in runs.items()})
@@ -99,9 +106,7 @@ def judge_is_pinned(arm_runs: dict, design: DesignState, workspace: WorkspaceRes
 def pools_are_identical(pools: TableLoad, design: DesignState, arm_runs: dict) -> dg.AssetCheckResult:
     """Both arms ranked the same candidate pool for every query, and every retrieved
     document belongs to it (checked from the data, never assumed)."""
-    if design.design.retrieval is None:
-        return dg.AssetCheckResult(passed=True, description="not a retrieval design")
-    skipped = not_evaluated([pools, *arm_runs.values()])
+    skipped = retrieval_not_evaluated(design, [pools, *arm_runs.values()])
     if skipped:
         return skipped
     frames, files = _frames(arm_runs)
@@ -119,9 +124,7 @@ def pools_are_identical(pools: TableLoad, design: DesignState, arm_runs: dict) -
 def zero_positive_coverage(qrels: TableLoad, design: DesignState, arm_runs: dict) -> dg.AssetCheckResult:
     """Enough of the suite's queries have a positive label for recall and nDCG to mean
     something (design: retrieval.min_coverage)."""
-    if design.design.retrieval is None:
-        return dg.AssetCheckResult(passed=True, description="not a retrieval design")
-    skipped = not_evaluated([qrels, *arm_runs.values()])
+    skipped = retrieval_not_evaluated(design, [qrels, *arm_runs.values()])
     if skipped:
         return skipped
     frames, _ = _frames(arm_runs)

@@ -104,29 +104,31 @@ def validity_result(loads: list[TableLoad], *, what: str) -> dg.AssetCheckResult
                   "first problem": dg.MetadataValue.json(where)})
 
 
-@dg.asset_check(asset=goldens, blocking=True, partitions_def=experiments)
-@measured
-def goldens_are_valid(goldens: TableLoad) -> dg.AssetCheckResult:
-    """The goldens match their pandera schema (ids unique, inputs present, slice columns)."""
-    return validity_result([goldens], what="goldens")
+def validity_check(asset, name: str, *, what: str, description: str) -> dg.AssetChecksDefinition:
+    """The blocking check ``name`` that ``asset``'s table (or, for a dict, each of its tables)
+    passed its pandera schema; ``description`` is what the UI shows for it."""
+
+    def check(tables) -> dg.AssetCheckResult:
+        loads = list(tables.values()) if isinstance(tables, dict) else [tables]
+        return validity_result(loads, what=what)
+
+    # `measured` announces a slow step by its function's name.
+    check.__name__ = check.__qualname__ = name
+    return dg.asset_check(asset=asset, name=name, description=description, blocking=True,
+                          partitions_def=experiments)(measured(check))
 
 
-@dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments)
-@measured
-def arm_runs_are_valid(arm_runs: dict) -> dg.AssetCheckResult:
-    """Every arm's run file matches its pandera schema (allowed columns, types, values)."""
-    return validity_result(list(arm_runs.values()), what="arm runs")
-
-
-@dg.asset_check(asset=qrels, blocking=True, partitions_def=experiments)
-@measured
-def qrels_are_valid(qrels: TableLoad) -> dg.AssetCheckResult:
-    """Relevance labels are 0/1 with a known source, one per (query, document)."""
-    return validity_result([qrels], what="qrels")
-
-
-@dg.asset_check(asset=pools, blocking=True, partitions_def=experiments)
-@measured
-def pools_are_valid(pools: TableLoad) -> dg.AssetCheckResult:
-    """The candidate pool lists each (query, document) once."""
-    return validity_result([pools], what="pools")
+goldens_are_valid = validity_check(
+    goldens, "goldens_are_valid", what="goldens",
+    description="The goldens match their pandera schema (ids unique, inputs present, slice "
+                "columns).")
+arm_runs_are_valid = validity_check(
+    arm_runs, "arm_runs_are_valid", what="arm runs",
+    description="Every arm's run file matches its pandera schema (allowed columns, types, "
+                "values).")
+qrels_are_valid = validity_check(
+    qrels, "qrels_are_valid", what="qrels",
+    description="Relevance labels are 0/1 with a known source, one per (query, document).")
+pools_are_valid = validity_check(
+    pools, "pools_are_valid", what="pools",
+    description="The candidate pool lists each (query, document) once.")
