@@ -45,6 +45,9 @@ COLUMN_ROLES = {
 }
 
 NOT_BLANK = "must not be blank"
+# The columns that identify a row (or the document it names); none may be blank.
+ID_COLUMNS = ("example_id", "anchor_id", "query_id", "doc_id")
+ID_COLUMNS_PATTERN = "^(" + "|".join(ID_COLUMNS) + ")$"
 NON_NEGATIVE = "must be a finite number ≥ 0"
 NO_REPEATS = "must not list the same document twice"
 
@@ -98,6 +101,13 @@ class WorkspaceTable(pa.DataFrameModel):
         roles = {name: role for name, role in COLUMN_ROLES.items() if name in declared}
         return values.normalise_columns(frame, roles)
 
+    # Every table's ids, declared once: a regex, because a check may name only columns its
+    # table declares. Named by the method, not by `name=`: pandera 0.35 pops `name` from a
+    # check's arguments when it builds the first table's schema.
+    @pa.check(ID_COLUMNS_PATTERN, regex=True, error=NOT_BLANK)
+    def id_not_blank(cls, series: pd.Series) -> pd.Series:
+        return _not_blank(series)
+
 
 class GoldensTable(WorkspaceTable):
     """``goldens/<suite>``: one row per golden. Not strict: slice and cluster columns that a
@@ -106,10 +116,6 @@ class GoldensTable(WorkspaceTable):
     example_id: Series[str] = pa.Field(unique=True)
     input: Series[str]
     ideal: Optional[Series[str]] = pa.Field(nullable=True)
-
-    @pa.check("example_id", name="id_not_blank", error=NOT_BLANK)
-    def example_id_not_blank(cls, series: pd.Series) -> pd.Series:
-        return _not_blank(series)
 
     class Config:
         strict = False
@@ -141,10 +147,6 @@ class RunTable(WorkspaceTable):
     # `langchef import`: every scorer's per-epoch result, the pairing hash (JSON text)
     imported: Optional[Series[str]]
 
-    @pa.check("example_id", name="id_not_blank", error=NOT_BLANK)
-    def example_id_not_blank(cls, series: pd.Series) -> pd.Series:
-        return _not_blank(series)
-
     @pa.check("latency_ms", "cost_usd", name="non_negative", error=NON_NEGATIVE)
     def costs_are_non_negative(cls, series: pd.Series) -> pd.Series:
         return _non_negative(series)
@@ -164,36 +166,27 @@ class RunTable(WorkspaceTable):
         strict = True
 
 
-class QrelsTable(WorkspaceTable):
-    """``qrels/<suite>``: binary relevance judgements, one per (query, document)."""
+class QueryDocumentTable(WorkspaceTable):
+    """A table of (query, document) pairs, each listed once: the columns qrels and pools
+    share, first in both."""
 
     query_id: Series[str]
     doc_id: Series[str]
+
+    class Config:
+        strict = True
+        unique = ["query_id", "doc_id"]
+
+
+class QrelsTable(QueryDocumentTable):
+    """``qrels/<suite>``: binary relevance judgements, one per (query, document)."""
+
     relevant: Series[pa.Int8] = pa.Field(isin=list(RELEVANCE_GRADES))
     source: Series[str] = pa.Field(isin=list(SOURCES))
 
-    @pa.check("query_id", "doc_id", name="id_not_blank", error=NOT_BLANK)
-    def ids_not_blank(cls, series: pd.Series) -> pd.Series:
-        return _not_blank(series)
 
-    class Config:
-        strict = True
-        unique = ["query_id", "doc_id"]
-
-
-class PoolsTable(WorkspaceTable):
+class PoolsTable(QueryDocumentTable):
     """``pools/<suite>``: the candidate documents of each query, when not the full corpus."""
-
-    query_id: Series[str]
-    doc_id: Series[str]
-
-    @pa.check("query_id", "doc_id", name="id_not_blank", error=NOT_BLANK)
-    def ids_not_blank(cls, series: pd.Series) -> pd.Series:
-        return _not_blank(series)
-
-    class Config:
-        strict = True
-        unique = ["query_id", "doc_id"]
 
 
 class AnchorsTable(WorkspaceTable):
@@ -215,10 +208,6 @@ class AnchorsTable(WorkspaceTable):
     criterion: Optional[Series[str]] = pa.Field(nullable=True)
     judge: Optional[Series[str]]
     rationale: Optional[Series[str]] = pa.Field(nullable=True)
-
-    @pa.check("anchor_id", name="id_not_blank", error=NOT_BLANK)
-    def anchor_id_not_blank(cls, series: pd.Series) -> pd.Series:
-        return _not_blank(series)
 
     class Config:
         strict = True

@@ -110,28 +110,28 @@ def as_number(value):
     """A float; numeric text is read because every CSV cell is text."""
     if is_missing(value):
         return math.nan
-    if isinstance(value, bool | np.bool_):
-        return Rejected(value, NUMBER)
-    if isinstance(value, numbers.Real):
-        return float(value)
+    number = from_text(value, float)
+    if isinstance(number, numbers.Real) and not isinstance(number, bool | np.bool_):
+        return float(number)
+    return Rejected(value, NUMBER)
+
+
+def from_text(value, parse):
+    """``value`` read by ``parse`` when it is text (every CSV cell is), else as given; text
+    ``parse`` cannot read also comes back as given, for the caller to refuse by its kind."""
     if isinstance(value, str):
         try:
-            return float(value)
+            return parse(value)
         except ValueError:
-            return Rejected(value, NUMBER)
-    return Rejected(value, NUMBER)
+            pass
+    return value
 
 
 def as_small_integer(value):
     """A whole number that fits int8 (0/1 relevance); whole-number text is read (CSV)."""
     if is_missing(value):
         return None
-    number = value
-    if isinstance(value, str):
-        try:
-            number = int(value.strip())
-        except ValueError:
-            return Rejected(value, WHOLE_NUMBER)
+    number = from_text(value, lambda text: int(text.strip()))
     if isinstance(number, bool | np.bool_) or not isinstance(number, numbers.Real):
         return Rejected(value, WHOLE_NUMBER)
     if not (math.isfinite(number) and float(number).is_integer()):
@@ -146,12 +146,7 @@ def as_utc_timestamp(value):
     """An aware UTC ``datetime`` from ISO-8601 text or a tz-aware datetime."""
     if is_missing(value):
         return None
-    moment = value
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.strip())
-        except ValueError:
-            return Rejected(value, NOT_TIMESTAMP)
+    moment = from_text(value, lambda text: datetime.fromisoformat(text.strip()))
     if not isinstance(moment, datetime):
         return Rejected(value, NOT_TIMESTAMP)
     if moment.tzinfo is None or moment.utcoffset() is None:
@@ -171,12 +166,7 @@ def as_id_list(value):
     """A ranked list of doc ids as a list of text; a CSV cell may hold a JSON list."""
     if is_missing(value):
         return None
-    items = value
-    if isinstance(value, str):
-        try:
-            items = json.loads(value)
-        except ValueError:
-            return Rejected(value, NOT_ID_LIST)
+    items = from_text(value, json.loads)
     if not isinstance(items, list | tuple | np.ndarray):
         return Rejected(value, NOT_ID_LIST)
     if all(isinstance(item, str) for item in items):
