@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from functools import partial
 from pathlib import Path
 
 from ..inputs.workspace import Workspace
@@ -109,13 +110,13 @@ def _validate(data, fields: Fields, experiment: str | None) -> Design:
             v, p, low=0, high=0.5, high_open=False, hint="the usual choice is 0.05")),
         power=_optional(top, "power", 0.80, lambda v, p: fields.number(
             v, p, low=0.5, high=1, hint="the usual choice is 0.80")),
-        bootstrap=_bootstrap(top.get("bootstrap"), fields),
+        bootstrap=_optional(top, "bootstrap", Bootstrap(), partial(_bootstrap, fields)),
         margin=margin,
         retrieval=retrieval,
-        slices=slices_view(top.get("slices"), fields),
+        slices=_optional(top, "slices", None, partial(slices_view, fields)),
         cluster=_optional(top, "cluster", None, lambda v, p: fields.text(v, p)),
-        guardrails=_guardrails(top.get("guardrails"), fields),
-        anchors=_anchors(top.get("anchors"), fields),
+        guardrails=_optional(top, "guardrails", (), partial(_guardrails, fields)),
+        anchors=_optional(top, "anchors", None, partial(_anchors, fields)),
         target_effect=_optional(top, "target_effect", None, lambda v, p: fields.number(
             v, p, low=0, high=1, positive=True, hint="write the difference to detect, e.g. 0.05")),
         assumed_discordant_rate=_optional(top, "assumed_discordant_rate", None,
@@ -129,7 +130,7 @@ def _validate(data, fields: Fields, experiment: str | None) -> Design:
             hint="write the expected spread of per-golden differences, e.g. 0.3")),
         seeds=_optional(top, "seeds", None, lambda v, p: fields.whole(
             v, p, minimum=2, hint="compare at least two independently trained seeds per arm")),
-        gate=_gate(top.get("gate"), fields),
+        gate=_optional(top, "gate", None, partial(_gate, fields)),
         stopping=_stopping(top, fields, primary),
     )
 
@@ -172,10 +173,7 @@ def _stopping(top: dict, fields: Fields, primary: str) -> Stopping | None:
     return Stopping(rule, max_goldens, order)
 
 
-def _gate(value, fields: Fields) -> GateOptions | None:
-    if value is None:
-        return None
-    path = ("gate",)
+def _gate(fields: Fields, value, path: tuple) -> GateOptions:
     fields.mapping(value, path, optional=("strict",))
     strict = value.get("strict", False)
     if not isinstance(strict, bool):
@@ -235,6 +233,7 @@ def _criteria(value, fields: Fields, judged: bool) -> tuple:
 
 
 def _optional(top: dict, key: str, default, read):
+    """``default`` where the design leaves ``key`` out (or empty), else ``read(value, (key,))``."""
     value = top.get(key)
     return default if value is None else read(value, (key,))
 
@@ -261,10 +260,7 @@ def _arms(value, fields: Fields) -> Arms:
     return Arms(baseline, variant)
 
 
-def _bootstrap(value, fields: Fields) -> Bootstrap:
-    if value is None:
-        return Bootstrap()
-    path = ("bootstrap",)
+def _bootstrap(fields: Fields, value, path: tuple) -> Bootstrap:
     fields.mapping(value, path, optional=("resamples", "seed"))
     resamples = Bootstrap.resamples
     if value.get("resamples") is not None:
@@ -322,10 +318,7 @@ def _metric_list(value, path: tuple, fields: Fields) -> tuple:
     return tuple(metrics)
 
 
-def slices_view(value, fields: Fields) -> Slices | None:
-    if value is None:
-        return None
-    path = ("slices",)
+def slices_view(fields: Fields, value, path: tuple) -> Slices:
     fields.mapping(value, path, required=("column",), optional=("target_weights", "protected"))
     column = fields.text(value["column"], path + ("column",))
     weights = None
@@ -355,10 +348,7 @@ def slices_view(value, fields: Fields) -> Slices | None:
     return Slices(column, weights, protected)
 
 
-def _guardrails(value, fields: Fields) -> tuple[Guardrail, ...]:
-    if value is None:
-        return ()
-    path = ("guardrails",)
+def _guardrails(fields: Fields, value, path: tuple) -> tuple[Guardrail, ...]:
     if not isinstance(value, list):
         raise fields.error(path, f"must be a list, got {shown(value)}",
                            hint="write '- {metric: latency_ms, statistic: p95, max_increase: 0.1}'")
@@ -380,10 +370,7 @@ def _guardrails(value, fields: Fields) -> tuple[Guardrail, ...]:
     return tuple(guardrails)
 
 
-def _anchors(value, fields: Fields) -> Anchors | None:
-    if value is None:
-        return None
-    path = ("anchors",)
+def _anchors(fields: Fields, value, path: tuple) -> Anchors:
     fields.mapping(value, path, required=("set",), optional=("warn_kappa", "fail_kappa"))
     kappa = dict(low=-1, high=1, low_open=False, high_open=False)
     anchors = Anchors(
