@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 from .filters import as_json
 
@@ -121,3 +122,23 @@ def text_or_none(value) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return as_json(value)
+
+
+@dataclass(frozen=True)
+class PageIdentity:
+    """What every page says first about the readout it shows, read out or refused."""
+
+    experiment: str
+    version: int | None
+    hypothesis: str | None
+    created_at: datetime
+    tool_version: str | None
+    format: int | None
+
+
+def page_identity(readout: Mapping, created_at: datetime) -> dict:
+    """The :class:`PageIdentity` fields of a readout, to build a page's view with."""
+    return {"experiment": str(need_field(readout, "experiment", "readout")),
+            "version": readout.get("version"), "hypothesis": readout.get("hypothesis"),
+            "created_at": created_at, "tool_version": readout.get("tool_version"),
+            "format": readout.get("format")}

@@ -27,8 +27,8 @@ from datetime import datetime
 
 from .charts import ChartRow, ForestChart, forest_chart
 from .filters import RATE, delta, humanize, interval
-from .view_common import (DESIGN_QUESTIONS, DIRECTION_WORDS, TONES, Estimate, estimate_of,
-                          need_field, section_of)
+from .view_common import (DESIGN_QUESTIONS, DIRECTION_WORDS, TONES, Estimate, PageIdentity,
+                          estimate_of, need_field, page_identity, section_of)
 from .view_evidence import (ClassificationView, GuardrailRow, RetrievalView, SeedsView, SlicesView,
                             classification_view, guardrail_row, retrieval_view, seeds_view,
                             slices_view)
@@ -39,13 +39,7 @@ from .view_verdict import (NonInferiority, Verdict, flips, limit_caveat, limit_s
 
 
 @dataclass(frozen=True)
-class Header:
-    experiment: str
-    version: int | None
-    hypothesis: str | None
-    created_at: datetime
-    tool_version: str | None
-    format: int | None
+class Header(PageIdentity):
     suite: str | None
     baseline_arm: str
     variant_arm: str
@@ -241,9 +235,7 @@ def _header(readout, design, created_at) -> Header:
     arms = design.get("arms") or {}
     gate = readout.get("gate") or {}
     return Header(
-        experiment=str(need_field(readout, "experiment", "readout")), version=readout.get("version"),
-        hypothesis=readout.get("hypothesis"), created_at=created_at,
-        tool_version=readout.get("tool_version"), format=readout.get("format"),
+        **page_identity(readout, created_at),
         suite=design.get("suite"), baseline_arm=str(arms.get("baseline", "baseline")),
         variant_arm=str(arms.get("variant", "variant")), kind=design.get("kind"),
         design_question=DESIGN_QUESTIONS.get(design.get("kind")),

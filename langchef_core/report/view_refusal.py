@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .filters import RATE, SCORE
-from .view_common import BINARY_METRICS, as_sentence, need_field
+from .view_common import BINARY_METRICS, PageIdentity, as_sentence, need_field, page_identity
 from .view_provenance import DesignView, Provenance, design_view, provenance_view
 
 # What each blocking check protects, so the page can say what to do next.
@@ -27,13 +27,7 @@ CHECK_MEANINGS = {
 
 
 @dataclass(frozen=True)
-class RefusalView:
-    experiment: str
-    version: int | None
-    hypothesis: str | None
-    created_at: datetime
-    tool_version: str | None
-    format: int | None
+class RefusalView(PageIdentity):
     check: str
     check_meaning: str | None
     sentence: str
@@ -48,10 +42,7 @@ def build_refusal_view(readout: Mapping, created_at: datetime) -> RefusalView:
     unit = RATE if design.get("primary") in BINARY_METRICS else SCORE
     reasons = [str(reason) for reason in refused.get("reasons") or ()]
     return RefusalView(
-        experiment=str(need_field(readout, "experiment", "readout")),
-        version=readout.get("version"), hypothesis=readout.get("hypothesis"),
-        created_at=created_at, tool_version=readout.get("tool_version"),
-        format=readout.get("format"), check=str(need_field(refused, "check", "refused")),
+        **page_identity(readout, created_at), check=str(need_field(refused, "check", "refused")),
         check_meaning=CHECK_MEANINGS.get(refused.get("check")),
         sentence=as_sentence(need_field(refused, "sentence", "refused")),
         other_reasons=tuple(as_sentence(reason) for reason in reasons[1:]),
