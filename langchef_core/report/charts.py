@@ -77,7 +77,9 @@ class ForestRow:
 
 @dataclass(frozen=True)
 class Tick:
-    x: float
+    """A labelled mark along a chart's axis, at ``position`` px on that axis."""
+
+    position: float
     label: str
 
 

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .charts import TICK_STEPS, tick_decimals, tick_label
+from .charts import TICK_STEPS, Tick, tick_decimals, tick_label
 from .filters import RATE
 
 WIDTH, HEIGHT = 480.0, 220.0
@@ -23,12 +23,6 @@ LEFT, RIGHT, TOP, BOTTOM = 44.0, 12.0, 10.0, 38.0
 # The first goldens give bounds near ±100 points; the y range follows the sequence from
 # this share of the path on, so the narrowing stays visible (earlier bounds are clipped).
 VISIBLE_FROM = 0.25
-
-
-@dataclass(frozen=True)
-class Tick:
-    position: float
-    label: str
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ def test_the_axis_is_symmetric_around_zero_and_reaches_the_widest_value():
     # extent 28.9 points → step 10 points → axis from −30 to +30
     assert [tick.label for tick in drawn.ticks] == ["\u221230", "\u221220", "\u221210", "0", "+10",
                                                     "+20", "+30"]
-    assert drawn.ticks[0].x == PAD and drawn.ticks[-1].x == WIDTH - PAD
+    assert drawn.ticks[0].position == PAD and drawn.ticks[-1].position == WIDTH - PAD
     primary = drawn.rows[0]
     span = (WIDTH - 2 * PAD) / 0.6  # px per unit of difference
     assert primary.x_point == round(middle - 0.2 * span, 1)
@@ -49,7 +49,7 @@ def test_the_primary_comes_first_drawn_larger_and_set_apart():
 
 def test_every_coordinate_is_rounded_to_a_tenth_of_a_pixel():
     drawn = chart([row("x", 1 / 3, -1 / 7, 0.5, math.pi / 10, kind="primary")], unit="score")
-    values = [drawn.height, drawn.axis_y, drawn.x_zero] + [t.x for t in drawn.ticks]
+    values = [drawn.height, drawn.axis_y, drawn.x_zero] + [t.position for t in drawn.ticks]
     for r in drawn.rows:
         values += [r.x_point, r.x_low, r.x_high, r.x_limit_low, r.x_limit_high, r.y_line,
                    r.y_label, r.y_band, r.band_width]
