@@ -72,7 +72,7 @@ def require_imported_criteria(judge: Judge, criteria: tuple, fields: Fields) -> 
 
 def _endpoint_settings(settings: dict, path: tuple, fields: Fields) -> None:
     """A design names its endpoint (base_url, checked for https) but never its secret."""
-    from ..scoring.judges.openai_compatible import check_transport
+    from ..scoring.judges.endpoints import check_transport
     from ..scoring.judges.spec import refused_key_sentence
     for key in settings:
         sentence = refused_key_sentence(key)

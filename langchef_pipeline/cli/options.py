@@ -54,6 +54,6 @@ def judge_endpoint(design) -> dict | None:
     """The endpoint an LLM-judged design would call, and whether the operator allows it."""
     if design.judge is None or design.judge.kind != "openai_compatible":
         return None
-    from langchef_core.scoring.judges.openai_compatible import endpoint_summary
+    from langchef_core.scoring.judges.endpoints import endpoint_summary
 
     return endpoint_summary(str(design.judge.to_dict().get("base_url", "")))

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from langchef_core.scoring.judges import (JudgeBudgetError, JudgeEndpointError, JudgeReplyError, OpenAICompatibleJudge, build_judge)
-from langchef_core.scoring.judges.openai_compatible import JudgeEndpointRefused
+from langchef_core.scoring.judges.endpoints import JudgeEndpointRefused
 
 CRITERIA = ["Correctness", "Groundedness", "Directness"]
 PASSING = {"verdict": "pass", "criterion": None, "rationale": "states the reference fact"}

@@ -16,8 +16,9 @@ from .base import (FAIL, PASS, VERDICT_COLUMNS, Item, Judge, JudgeError, Judgeme
                    PinCheck, as_items, check_pinned, judge_id)
 from .imported import ImportedJudge
 from .cache import CACHE_FILE_NAME, VerdictCache, default_cache_path
-from .openai_compatible import (PROMPT_TEMPLATES, JudgeBudgetError, JudgeEndpointError,
-                                JudgeReplyError, OpenAICompatibleJudge, parse_verdict)
+from .openai_compatible import (JudgeBudgetError, JudgeEndpointError, JudgeReplyError,
+                                OpenAICompatibleJudge, parse_verdict)
+from .prompts import PROMPT_TEMPLATES
 from .recorded import RecordedJudge
 from .rubric import (RUBRIC_VERSIONS, RubricJudge, RubricScore, RubricThresholds, content_tokens,
                      normalise)

@@ -31,12 +31,8 @@ Failure handling, in the order a call meets it:
   item content). Identical items inside one run are judged once, and re-judging the same
   answers with the same judge makes no call at all.
 
-Secrets stay with the operator. A design is a file anyone with write access can change, so
-it chooses neither the key nor where requests go: the key is always read from
-``LANGCHEF_JUDGE_API_KEY``, and ``base_url`` (the design's pinned identity of the endpoint)
-must be on the operator's allow-list ``LANGCHEF_JUDGE_ENDPOINTS`` (base URLs separated by
-commas or spaces; ``langchef readout --judge-endpoint URL`` adds one) before any request is
-made. Plain http is accepted only for loopback addresses (127.0.0.1, ::1, localhost), and
+Secrets stay with the operator (``endpoints.py``): the key comes from ``LANGCHEF_JUDGE_API_KEY``,
+the design's ``base_url`` must be on the operator's allow-list before any request is made, and
 redirects are never followed, so an allowed endpoint cannot bounce the key elsewhere.
 
 The judge id covers the model, the full prompt template text, the criteria and their
@@ -56,7 +52,6 @@ import logging
 import numbers
 import os
 import re
-import string
 import threading
 import time
 import urllib.error
@@ -70,64 +65,16 @@ import pandas as pd
 from .base import (FAIL, PASS, Item, Judge, JudgeError, Judgement, JudgeUsage, as_items, judge_id,
                    verdict_frame)
 from .cache import CachedVerdict, VerdictCache, open_verdict_cache
+from .endpoints import (API_KEY_VARIABLE, api_key, check_endpoint_allowed, check_transport,
+                        without_credentials)
+from .prompts import CRITERION_DESCRIPTIONS, PROMPT_TEMPLATES
 
 KIND = "openai_compatible"
-API_KEY_VARIABLE = "LANGCHEF_JUDGE_API_KEY"
-ENDPOINTS_VARIABLE = "LANGCHEF_JUDGE_ENDPOINTS"
-LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 # Bump when request building or reply parsing changes in a way that can move a verdict.
 CODE_VERSION = 1
 SNIPPET_CHARS = 200
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL | re.IGNORECASE)
 log = logging.getLogger(__name__)
-
-CRITERION_DESCRIPTIONS = {
-    "Correctness": "the answer states what the reference answer states; a different fact, "
-                   "number or conclusion fails",
-    "Groundedness": "every claim in the answer is supported by the context the assistant "
-                    "was given; added facts the context does not contain fail",
-    "Directness": "the answer commits to an answer; refusing, deflecting or piling on "
-                  "hedges (\"I think\", \"probably\", \"double-check\") fails",
-}
-
-
-@dataclass(frozen=True)
-class PromptTemplate:
-    """A system message and a user message; ``$criteria``, ``$input``, ``$output``,
-    ``$ideal`` and ``$context`` are filled in by ``string.Template`` (safe with braces)."""
-
-    system: str
-    user: str
-
-    def render(self, item: Item, criteria_block: str) -> list[dict]:
-        values = {"criteria": criteria_block, "input": item.input, "output": item.output,
-                  "ideal": item.ideal if item.ideal is not None else "(none given)",
-                  "context": item.context if item.context is not None else "(none given)"}
-        return [{"role": "system", "content": self.system},
-                {"role": "user", "content": string.Template(self.user).substitute(values)}]
-
-
-_SYSTEM_V1 = (
-    "You grade one answer written by a question-answering assistant. Check the criteria in "
-    "the order given and stop at the first one the answer fails. Reply with one JSON object "
-    "and nothing else, with exactly these keys: \"verdict\" (\"pass\" or \"fail\"), "
-    "\"criterion\" (on a fail, the name of the single criterion it fails first, spelled as "
-    "listed; on a pass, null) and \"rationale\" (one short sentence)."
-)
-_USER_V1 = (
-    "Criteria, in order:\n$criteria\n\nQuestion:\n$input\n\nReference answer:\n$ideal\n\n"
-    "Context the assistant was given:\n$context\n\nAnswer to grade:\n$output\n"
-)
-PROMPT_TEMPLATES = {
-    "v1": PromptTemplate(_SYSTEM_V1, _USER_V1),
-    # v2 asks the rationale to quote the deciding words, which makes a disputed verdict
-    # checkable by a reviewer without re-reading the whole answer.
-    "v2": PromptTemplate(
-        _SYSTEM_V1 + " In the rationale, quote the few words of the answer that decided "
-                     "the verdict.",
-        _USER_V1),
-}
-
 
 class JudgeReplyError(JudgeError):
     """The endpoint answered, but not with a usable verdict."""
@@ -151,85 +98,6 @@ class JudgeBudgetError(JudgeError):
 
 class JudgeEndpointError(JudgeError):
     """The endpoint could not be reached or kept failing after the retries."""
-
-
-class JudgeEndpointRefused(JudgeError):
-    """The design names an endpoint the operator did not allow: nothing was sent."""
-
-
-def normalise_endpoint(url: str) -> str:
-    """scheme://host[:port]/path without credentials, query or trailing slash, lower-case host."""
-    parts = urllib.parse.urlsplit(url.strip())
-    host = (parts.hostname or "").lower()
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme.lower()}://{host}{port}{parts.path.rstrip('/')}"
-
-
-def allowed_endpoints(environ=None) -> tuple[str, ...]:
-    """The operator's allow-list from LANGCHEF_JUDGE_ENDPOINTS, normalised."""
-    text = (environ if environ is not None else os.environ).get(ENDPOINTS_VARIABLE, "")
-    found = []
-    for entry in re.split(r"[\s,]+", text.strip()):
-        if not entry:
-            continue
-        try:
-            check_transport(entry)
-        except ValueError as error:
-            raise JudgeEndpointRefused(f"{ENDPOINTS_VARIABLE} lists {entry!r}: {error}") from None
-        found.append(normalise_endpoint(entry))
-    return tuple(found)
-
-
-def endpoint_allowed(base_url: str, environ=None) -> bool:
-    """True when ``base_url`` is on the allow-list (equal, or below an allowed path)."""
-    wanted = normalise_endpoint(base_url)
-    return any(wanted == allowed or wanted.startswith(allowed + "/")
-               for allowed in allowed_endpoints(environ))
-
-
-def check_transport(url: str) -> None:
-    """https, or http to a loopback address; ValueError saying which otherwise."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError as error:
-        raise ValueError(f"is not a URL ({error})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("must be an http(s) URL such as https://api.openai.com/v1")
-    if parts.scheme == "http" and parts.hostname.lower() not in LOOPBACK_HOSTS:
-        raise ValueError("must use https (plain http is allowed only for 127.0.0.1, ::1 and "
-                         "localhost), so the key and the goldens are not sent in clear text")
-
-
-def endpoint_summary(base_url: str, environ=None) -> dict:
-    """What a design's judge would call, and whether the operator allows it (for `design
-    check` and `approve`)."""
-    shown = _without_credentials(base_url).rstrip("/") + "/chat/completions"
-    try:
-        allowed = endpoint_allowed(base_url, environ)
-        problem = None
-    except JudgeEndpointRefused as error:
-        allowed, problem = False, str(error)
-    if allowed:
-        sentence = f"the judge would call {shown} (allowed by {ENDPOINTS_VARIABLE})"
-    else:
-        sentence = (f"the judge would call {shown}, which is NOT allowed here: "
-                    + (problem or f"add its base URL to {ENDPOINTS_VARIABLE} before `langchef "
-                                  "readout`, or nothing is sent"))
-    return {"endpoint": shown, "allowed": allowed, "allow_list_variable": ENDPOINTS_VARIABLE,
-            "key_variable": API_KEY_VARIABLE, "sentence": sentence}
-
-
-def check_endpoint_allowed(base_url: str, environ=None) -> None:
-    """Refuse, before any request, an endpoint the operator did not allow."""
-    if not endpoint_allowed(base_url, environ):
-        raise JudgeEndpointRefused(
-            f"the design's judge endpoint {_without_credentials(base_url)} is not on the "
-            f"operator's allow-list, so nothing was sent to it; if you trust it, add it to "
-            f"{ENDPOINTS_VARIABLE} (or pass --judge-endpoint {_without_credentials(base_url)} "
-            f"to `langchef readout`)")
 
 
 @dataclass(frozen=True)
@@ -284,7 +152,7 @@ class OpenAICompatibleJudge(Judge):
 
     def describe(self) -> dict:
         return {"kind": KIND, "id": self.id, "model": self.model,
-                "base_url": _without_credentials(self.base_url),
+                "base_url": without_credentials(self.base_url),
                 "prompt_version": self.prompt_version, "temperature": float(self.temperature),
                 "criteria": list(self.criteria), "max_concurrency": self.max_concurrency,
                 "max_calls": self.max_calls}
@@ -392,7 +260,7 @@ class _Session:
         self._lock = threading.Lock()
         self.cancelled = threading.Event()
         check_endpoint_allowed(judge.base_url)  # before the key is read or anything is sent
-        self.key = _api_key()
+        self.key = api_key()
 
     def judge_all(self, pending: dict[str, Item]) -> dict[str, CachedVerdict]:
         order = list(pending)
@@ -509,13 +377,6 @@ class _Cancelled(Exception):
     """Another item failed first; this one stops without calling."""
 
 
-def _without_credentials(url: str) -> str:
-    """The URL without user:password@ and without a query string (keys hide in both)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
     """A redirect is an error: following it would send the key to an address nobody allowed."""
 
@@ -525,11 +386,6 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoRedirects)
-
-
-def _api_key() -> str | None:
-    """The operator's key, from LANGCHEF_JUDGE_API_KEY (None: the endpoint needs no key)."""
-    return os.environ.get(API_KEY_VARIABLE) or None
 
 
 def _read_snippet(error: urllib.error.HTTPError) -> str:

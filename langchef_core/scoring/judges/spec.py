@@ -21,8 +21,9 @@ from pathlib import Path
 
 from .base import Judge
 from .imported import KIND as IMPORTED_KIND, ImportedJudge
-from .openai_compatible import (API_KEY_VARIABLE, CRITERION_DESCRIPTIONS, KIND as OPENAI_KIND,
-                                OpenAICompatibleJudge)
+from .endpoints import API_KEY_VARIABLE
+from .openai_compatible import KIND as OPENAI_KIND, OpenAICompatibleJudge
+from .prompts import CRITERION_DESCRIPTIONS
 from .recorded import KIND as RECORDED_KIND, RecordedJudge
 from .rubric import CRITERIA as RUBRIC_CRITERIA, KIND as RUBRIC_KIND, RUBRIC_VERSIONS, RubricJudge
 
