@@ -39,6 +39,7 @@ import numpy as np
 
 from ._validation import check_alpha
 from .intervals import wilson_interval
+from .products import dot
 from .records import Record
 from .verdict_inputs import FAIL, PASS, as_anchor_ids, as_criteria, as_verdicts
 
@@ -228,7 +229,7 @@ def _kappa_fields(tp: int, fp: int, fn: int, tn: int, *, alpha: float) -> dict:
     kappa = float(kappa_from_counts(tp, fp, fn, tn))
     table = np.array([[tp, fn], [fp, tn]], dtype=float) / n  # rows human, columns judge
     rows, columns = table.sum(axis=1), table.sum(axis=0)
-    expected = float(rows @ columns)
+    expected = dot(rows, columns)
     diagonal = np.diag(table) * (1 - (rows + columns) * (1 - kappa)) ** 2
     off_diagonal = table * (columns[:, None] + rows[None, :]) ** 2
     np.fill_diagonal(off_diagonal, 0.0)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .products import row_dots
+
 # Work in blocks of resamples so a large run never holds a resamples × units matrix.
 _BLOCK_CELLS = 4_000_000
 # A multinomial draw costs about this many index draws per category.
@@ -88,7 +90,7 @@ def _by_profile_counts(profiles: Profiles, resamples: int, rng) -> np.ndarray:
     for start in range(0, resamples, block):
         stop = min(resamples, start + block)
         counts = rng.multinomial(units, probabilities, size=stop - start).astype(float)
-        estimates[start:stop] = (counts @ profiles.totals) / (counts @ profiles.sizes)
+        estimates[start:stop] = row_dots(counts, profiles.totals) / row_dots(counts, profiles.sizes)
     return estimates
 
 

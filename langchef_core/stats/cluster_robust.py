@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .distributions import t_quantile, t_upper_tail
+from .products import matmul
 
 
 @dataclass(frozen=True)
@@ -96,12 +97,12 @@ def _imbens_kolesar_df(sizes: np.ndarray, rho: float) -> float:
     c2 = 1 / (1 - sizes / pairs)
     s = np.array([[weights.sum() / pairs**2, -1 / pairs], [-1 / pairs, 0.0]])
     u = np.column_stack([sizes, weights])
-    gram = u.T @ (c2[:, None] * u)
+    gram = matmul(u.T, c2[:, None] * u)
     diagonal = c2 * weights
-    mixed = u.T @ ((c2 * diagonal)[:, None] * u)
-    trace = diagonal.sum() + np.trace(s @ gram)
-    gs = gram @ s
-    frobenius = (diagonal**2).sum() + 2 * np.trace(mixed @ s) + np.trace(gs @ gs)
+    mixed = matmul(u.T, (c2 * diagonal)[:, None] * u)
+    trace = diagonal.sum() + np.trace(matmul(s, gram))
+    gs = matmul(gram, s)
+    frobenius = (diagonal**2).sum() + 2 * np.trace(matmul(mixed, s)) + np.trace(matmul(gs, gs))
     if not frobenius > 0:
         return 1.0
     return float(max(trace**2 / frobenius, 1.0))
@@ -181,13 +182,15 @@ def _weighted_df(scale: np.ndarray, sizes: np.ndarray, per_slice: np.ndarray, rh
     inverse = np.diag(1 / per_slice)
     strata = per_slice.size
     c = np.zeros((2 * strata, 2 * strata))
-    c[:strata, :strata] = -(1 - rho) * inverse + rho * inverse @ (sizes.T @ sizes) @ inverse
+    c[:strata, :strata] = -(1 - rho) * inverse + rho * matmul(matmul(inverse, matmul(sizes.T, sizes)),
+                                                               inverse)
     c[:strata, strata:] = c[strata:, :strata] = -rho * inverse
     u = np.hstack([a, s[:, None] * sizes])
-    gram = u.T @ u
-    trace = q.sum() + np.trace(c @ gram)
-    gc = gram @ c
-    frobenius = (q**2).sum() + 2 * np.trace(u.T @ (q[:, None] * u) @ c) + np.trace(gc @ gc)
+    gram = matmul(u.T, u)
+    trace = q.sum() + np.trace(matmul(c, gram))
+    gc = matmul(gram, c)
+    frobenius = (q**2).sum() + 2 * np.trace(matmul(matmul(u.T, q[:, None] * u), c)) \
+        + np.trace(matmul(gc, gc))
     if not frobenius > 0:
         return 1.0
     return float(max(trace**2 / frobenius, 1.0))

@@ -38,6 +38,7 @@ from ._validation import (as_cluster_codes, as_finite, as_rng, check_alpha, chec
                           check_same_length)
 from .bootstrap import resampled_counts
 from .paired import FAILED, HELD, UNRESOLVED
+from .products import row_dots
 from .records import Record, json_ready
 
 STATISTICS = ("mean", "p50", "p95")
@@ -239,7 +240,7 @@ class _SortedArm:
         of goldens in each resample, counted here when not given)."""
         if total is None:
             total = unit_counts.astype(np.int64) @ self.unit_sizes
-        result = {"mean": (drawn @ self.unit_totals) / total.astype(float)}
+        result = {"mean": row_dots(drawn, self.unit_totals) / total.astype(float)}
         if self.n <= 4 * _CHUNK:  # few goldens: cumulating every count is the cheap way
             cumulative = np.cumsum(np.take(unit_counts, self.units, axis=1), axis=1)
             for name, q in _QUANTILES.items():
