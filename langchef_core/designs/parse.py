@@ -9,6 +9,7 @@ import math
 from functools import partial
 from pathlib import Path
 
+from ..inputs.errors import NotUtf8, utf8_text
 from ..inputs.workspace import Workspace
 from .fields import Fields, num, shown
 from .model import (BINARY_METRICS, GUARDRAIL_METRICS, GUARDRAIL_STATISTICS, KINDS,
@@ -48,14 +49,11 @@ def load_design(path: str | Path, *, label: str | None = None) -> Design:
         raise DesignError(f"the file is larger than {MAX_DESIGN_BYTES // 1024} KiB; a design is "
                           "a short pre-registration", file=file,
                           hint="keep long descriptions out of the design")
-    raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[:error.start].count(b"\n") + 1
-        raise DesignError(f"the file is not UTF-8 text (byte {error.start + 1} cannot be "
-                          "decoded)", file=file, line=line,
-                          hint="save it as UTF-8") from None
+        text = utf8_text(path.read_bytes())
+    except NotUtf8 as error:
+        raise DesignError(f"the file is not UTF-8 text (byte {error.byte} cannot be decoded)",
+                          file=file, line=error.line, hint="save it as UTF-8") from None
     return parse_design(text, file=file, experiment=path.stem)
 
 

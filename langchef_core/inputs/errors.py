@@ -27,3 +27,20 @@ class InputError(ValueError):
         if self.hint:
             text = text.rstrip(".") + "; " + self.hint
         return text if text.endswith(".") else text + "."
+
+
+class NotUtf8(ValueError):
+    """A file's bytes are not UTF-8: ``byte`` (1-based) is the first that cannot be decoded,
+    on line ``line``."""
+
+    def __init__(self, byte: int, line: int):
+        self.byte, self.line = byte, line
+        super().__init__(f"byte {byte}, on line {line}, cannot be decoded as UTF-8")
+
+
+def utf8_text(raw: bytes) -> str:
+    """The text of a file read as bytes, or ``NotUtf8`` saying where decoding failed."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise NotUtf8(error.start + 1, raw[:error.start].count(b"\n") + 1) from None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from .columnar import read_jsonl_columns
-from .errors import InputError
+from .errors import InputError, NotUtf8, utf8_text
 from .id_lists import text_lists
 
 from .formats import TABLE_SUFFIXES  # noqa: F401  (re-exported)
@@ -136,13 +136,11 @@ def _list_columns(path: Path, names: list[str]) -> dict:
 
 
 def _read_csv(path: Path, name: str) -> pd.DataFrame:
-    raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[:error.start].count(b"\n") + 1
-        raise InputError(f"is not UTF-8 text (byte {error.start + 1}, on line {line}, cannot be "
-                         "decoded)", file=name, row=line - 1 if line > 1 else None,
+        text = utf8_text(path.read_bytes())
+    except NotUtf8 as error:
+        raise InputError(f"is not UTF-8 text (byte {error.byte}, on line {error.line}, cannot be "
+                         "decoded)", file=name, row=error.line - 1 if error.line > 1 else None,
                          hint="save the file as UTF-8") from None
     text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the first column
     header = next(csv.reader(io.StringIO(text)), [])

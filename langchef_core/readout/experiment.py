@@ -140,5 +140,4 @@ def coverage_check(design: Design, runs: dict[str, pd.DataFrame], qrels: pd.Data
 
 def retrieval_settings(design: Design):
     from ..scoring.retrieval import RetrievalSettings
-    block = design.retrieval
     return RetrievalSettings.from_design(design)

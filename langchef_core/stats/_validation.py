@@ -7,6 +7,7 @@ produces one specific ``ValueError`` that says what was wrong and what to pass i
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -140,3 +141,23 @@ def as_cluster_codes(clusters, n: int) -> np.ndarray | None:
     if labels.size < 2:
         raise ValueError("a clustered comparison needs at least 2 clusters; all pairs carry one label")
     return codes.reshape(-1)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The checked settings every paired comparison takes (``seed`` is None when a Generator
+    was passed: its state, not a number, decides the draws)."""
+
+    alpha: float
+    power: float
+    resamples: int
+    seed: int | None
+    rng: np.random.Generator
+    margin: float | None
+
+
+def check_settings(alpha, power, resamples, seed, margin) -> Settings:
+    return Settings(alpha=check_alpha(alpha), power=check_power(power),
+                    resamples=check_resamples(resamples),
+                    seed=None if isinstance(seed, np.random.Generator) else int(seed),
+                    rng=as_rng(seed), margin=check_margin(margin))

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_alpha,
-                          check_margin, check_power, check_resamples, check_same_length)
+from ._validation import (Settings, as_binary, as_cluster_codes, as_finite, check_same_length,
+                          check_settings)
 from .cluster_robust import ClusterRobust, cluster_robust_t
 from .mcnemar import mcnemar_exact
 from .floors import MIN_CLUSTERS, MIN_PAIRS, WARN_CLUSTERS
@@ -165,7 +165,7 @@ def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.8
     exact McNemar gate applies to the pooled flips. The interval is analytic, so
     ``resamples`` and ``seed`` are recorded but not used here.
     """
-    settings = _check_settings(alpha, power, resamples, seed, margin)
+    settings = check_settings(alpha, power, resamples, seed, margin)
     before = as_binary(baseline, "baseline")
     after = as_binary(variant, "variant")
     check_same_length(before, after)
@@ -215,7 +215,7 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
     interval and p-value are the CR2 cluster-robust t (``cluster_robust``). The bootstrap-t
     draws from ``seed``; the same inputs and seed give the same interval in any row order.
     """
-    settings = _check_settings(alpha, power, resamples, seed, margin)
+    settings = check_settings(alpha, power, resamples, seed, margin)
     before = as_finite(baseline, "baseline")
     after = as_finite(variant, "variant")
     check_same_length(before, after)
@@ -267,7 +267,7 @@ def _continuous_floor(n: int, spread: float) -> str | None:
 
 
 def _continuous_limit(before: np.ndarray, after: np.ndarray, change_sorted: np.ndarray,
-                      settings: _Settings) -> float:
+                      settings: Settings) -> float:
     """The smallest detectable effect of a real-valued comparison. Scores that are all 0 or 1
     (hit@k, a recall with one relevant document) are pass/fail outcomes in all but name: their
     limit is the binary one, from the Wilson bound on the share of pairs that flipped, so a
@@ -326,24 +326,7 @@ def design_effect(differences: np.ndarray, totals: np.ndarray, sizes: np.ndarray
     return max(1.0, clustered / independent)
 
 
-@dataclass(frozen=True)
-class _Settings:
-    alpha: float
-    power: float
-    resamples: int
-    seed: int | None
-    rng: np.random.Generator
-    margin: float | None
-
-
-def _check_settings(alpha, power, resamples, seed, margin) -> _Settings:
-    return _Settings(alpha=check_alpha(alpha), power=check_power(power),
-                     resamples=check_resamples(resamples),
-                     seed=None if isinstance(seed, np.random.Generator) else seed,
-                     rng=as_rng(seed), margin=check_margin(margin))
-
-
-def _common(n, difference, low, high, p_value, limit, settings: _Settings, n_clusters,
+def _common(n, difference, low, high, p_value, limit, settings: Settings, n_clusters,
             effect, method, interval_method, evidence, refused, warnings) -> dict:
     """The shared fields; ``evidence`` blocks the verdict, ``refused`` also non-inferiority."""
     verdict = INCONCLUSIVE if evidence else verdict_from_interval(low, high)

@@ -45,8 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import (as_binary, as_cluster_codes, as_finite, as_rng, check_alpha,
-                          check_margin, check_power, check_resamples, check_same_length)
+from ._validation import (as_binary, as_cluster_codes, as_finite, check_same_length,
+                          check_settings)
 from .multiplicity import holm
 from .paired import BinaryComparison, ContinuousComparison, compare_binary, compare_continuous
 from .records import Record, json_ready
@@ -142,7 +142,7 @@ def compare_slices(baseline, variant, slices, *, column: str, target_weights: Ma
     zero but which is not breached is reported as **unconfirmed**: visible, named in a
     warning, not gating. Otherwise it is **clear**.
     """
-    settings = _check_settings(alpha, power, resamples, seed, margin)
+    settings = check_settings(alpha, power, resamples, seed, margin)
     outcome = _check_outcome(outcome)
     column = _check_column(column, "column")
     before, after = _as_outcomes(baseline, variant, outcome)
@@ -327,23 +327,6 @@ def _breach_reason(result: SliceResult, column: str) -> str:
 
 
 # ── validation ──────────────────────────────────────────────────────────────────────────
-
-@dataclass(frozen=True)
-class _Settings:
-    alpha: float
-    power: float
-    resamples: int
-    seed: int | None
-    margin: float | None
-
-
-def _check_settings(alpha, power, resamples, seed, margin) -> _Settings:
-    as_rng(seed)  # refuses a bad seed with the shared message
-    return _Settings(alpha=check_alpha(alpha), power=check_power(power),
-                     resamples=check_resamples(resamples),
-                     seed=None if isinstance(seed, np.random.Generator) else int(seed),
-                     margin=check_margin(margin))
-
 
 def _check_outcome(outcome) -> str:
     if outcome not in (BINARY, CONTINUOUS):
