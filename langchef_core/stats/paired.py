@@ -22,10 +22,14 @@ missing the verdict is inconclusive by rule and ``evidence`` says why:
 * pass/fail: a direction needs the exact McNemar p < α as well (the conditional size of an
   asymptotic interval given few flips exceeds α: 4 fixed / 0 broke excludes zero, exact
   p = 0.125). At α = 0.05 that takes at least 6 flips, all one way.
-* real-valued: at least ``MIN_PAIRS`` (10) pairs and a non-zero spread; a zero-width
-  interval never decides.
+* real-valued: at least ``MIN_PAIRS`` (10) pairs and a spread wider than the rounding of the
+  scores' own scale (0.4 − 0.3 and 0.3 − 0.2 are the same difference); a zero-width interval
+  never decides a verdict or non-inferiority, and its p-value is 1.
 * clustered: at least ``MIN_CLUSTERS`` (5) clusters (fewer: refused, the verdict and
-  non-inferiority are not read); a warning below 10.
+  non-inferiority are not read); a warning below 10. When no cluster's difference varies from
+  another's (often: nothing flipped anywhere) the cluster-robust variance is 0 and says
+  nothing, so the unclustered interval (Tango's, or the pairs' mean interval) is used instead,
+  named in ``interval_method`` and explained in a warning.
 
 Every comparison also reports the smallest effect the run could have seen, so
 "inconclusive" always says how large a change could have hidden in it.
@@ -187,6 +191,15 @@ def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.8
         method = "cluster-robust t test (CR2), weighting pairs as the difference does"
         low, high = max(-1.0, robust.low), min(1.0, robust.high)
         interval_method = _cluster_method(robust)
+        if _zero_width(low, high, 1.0, n):
+            # No cluster differs from another (often: nothing flipped anywhere), so the
+            # cluster-robust variance is 0 and says nothing; the score interval of the pooled
+            # flips is the honest width, and the exact test its p-value.
+            tango_low, tango_high = tango_interval(broke, fixed, n, alpha=settings.alpha)
+            low, high = min(low, tango_low), max(high, tango_high)
+            p_value, method = exact_p, "exact McNemar"
+            interval_method = f"{TANGO}{_NO_CLUSTER_VARIATION}"
+            warnings.append(_NO_CLUSTER_VARIATION_WARNING)
         refused = cluster_floor(n_clusters)
         warnings += [w for w in [cluster_warning(n_clusters)] if w]
     # The exact gate is reported where it decides: the interval excludes zero but the
@@ -226,26 +239,43 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
     change_sorted = np.sort(change)  # a fixed order makes every float sum order-invariant
     n = int(change.size)
     difference = math.fsum(change_sorted) / n
-    spread = float(np.std(change_sorted, ddof=1))
+    # The scale of the rounding in the differences: equal differences of 0.4 − 0.3 and
+    # 0.3 − 0.2 differ in their last bits, and np.std of them is 1e-17, not 0.
+    scale = float(max(np.max(np.abs(before)), np.max(np.abs(after))))
+    all_equal = _zero_width(change_sorted[0], change_sorted[-1], scale, 1)
     warnings: list[str] = []
     refused = None
-    if codes is None:
+    interval = None
+    if codes is None or all_equal:
         interval = mean_interval(change_sorted, alpha=settings.alpha,
                                  resamples=settings.resamples, rng=settings.rng)
+    if codes is None:
         reach = _score_range(before, after)
         low, high = max(-reach, interval.low), min(reach, interval.high)
         p_value = interval.p_value
         method = "larger of the Student t and bootstrap-t p-values (tests a zero mean)"
         interval_method, effect, n_clusters = interval.method, 1.0, None
-        warnings += [w for w in [skew_warning(interval.skewness, n)] if w and spread > 0]
+        warnings += [w for w in [skew_warning(interval.skewness, n)] if w and not all_equal]
     else:
         robust, effect, n_clusters = _clustered(change, codes, settings.alpha)
         low, high, p_value = robust.low, robust.high, robust.p_value
         method = "cluster-robust t test (CR2), weighting pairs as the difference does"
         interval_method = _cluster_method(robust)
+        if not all_equal and _zero_width(low, high, scale, n):
+            # Every cluster has the same mean difference, though pairs differ within them:
+            # the cluster-robust variance is 0 and says nothing, so the pairs' own interval.
+            interval = mean_interval(change_sorted, alpha=settings.alpha,
+                                     resamples=settings.resamples, rng=settings.rng)
+            low, high = min(low, interval.low), max(high, interval.high)
+            p_value = interval.p_value
+            method = "larger of the Student t and bootstrap-t p-values (tests a zero mean)"
+            interval_method = f"{interval.method}{_NO_CLUSTER_VARIATION}"
+            warnings.append(_NO_CLUSTER_VARIATION_WARNING)
         refused = cluster_floor(n_clusters)
         warnings += [w for w in [cluster_warning(n_clusters)] if w]
-    evidence = refused or _continuous_floor(n, spread)
+    if all_equal:
+        p_value = 1.0  # as mean_interval says of no spread: a point is no evidence either way
+    evidence = refused or _continuous_floor(n, all_equal)
     limit = _continuous_limit(before, after, change_sorted, settings)
     return ContinuousComparison(
         **_common(n, difference, low, high, p_value, limit * math.sqrt(effect), settings,
@@ -256,14 +286,38 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
     )
 
 
-def _continuous_floor(n: int, spread: float) -> str | None:
+def _continuous_floor(n: int, all_equal: bool) -> str | None:
     if n < MIN_PAIRS:
         return (f"only {n} pairs: a verdict on a real-valued score needs at least {MIN_PAIRS} "
                 "(with fewer, no interval keeps its coverage on skewed scores)")
-    if spread == 0:
-        return ("every pair differs by the same amount: a zero-width interval is not evidence; "
-                "the detection limit bounds what could have been missed")
+    if all_equal:
+        return ("every pair differs by the same amount (to within rounding): a zero-width "
+                "interval is not evidence; the detection limit bounds what could have been "
+                "missed")
     return None
+
+
+# How many units in the last place of the data's scale, per summed term, an interval may be
+# wide and still count as zero width: float rounding, not spread.
+_ROUNDING_ULPS = 16
+_NO_CLUSTER_VARIATION = (", in place of a zero-width cluster-robust interval (no variation "
+                         "between clusters)")
+_NO_CLUSTER_VARIATION_WARNING = (
+    "every cluster has the same difference, so the cluster-robust interval had zero width and "
+    "is no evidence; the interval shown treats the goldens as independent instead, which "
+    "may be too narrow if they are not")
+
+
+def _zero_width(low: float, high: float, scale: float, terms: int) -> bool:
+    """True when ``high − low`` is within the rounding of ``terms`` sums at ``scale``."""
+    return high - low <= _ROUNDING_ULPS * max(terms, 1) * np.finfo(float).eps * max(scale, 0.0)
+
+
+def zero_width(low: float, high: float, values: np.ndarray) -> bool:
+    """True when an interval computed from ``values`` is only as wide as their rounding: such
+    an interval is no evidence and never decides a verdict or non-inferiority."""
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    return _zero_width(low, high, scale, int(values.size))
 
 
 def _continuous_limit(before: np.ndarray, after: np.ndarray, change_sorted: np.ndarray,

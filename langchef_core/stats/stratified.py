@@ -33,7 +33,7 @@ import numpy as np
 
 from .cluster_robust import weighted_cluster_robust_t
 from .distributions import normal_quantile, t_quantile
-from .paired import noninferiority_from_interval, verdict_from_interval
+from .paired import noninferiority_from_interval, verdict_from_interval, zero_width
 from .records import Record
 
 
@@ -93,8 +93,9 @@ def weighted_difference(population, weights_by_slice, *, names, stratum, before,
         method = (f"cluster-robust t (CR2) over {clusters} clusters {layout}, Bell–McCaffrey "
                   f"{robust.df:.1f} df")
         resampling = "none: cluster-robust variance"
-    # A zero-width interval (clusters whose residuals all vanish) never decides (issue 12).
-    decisive = (low, high) if high > low else (-math.inf, math.inf)
+    # A zero-width interval (no spread, or clusters whose residuals all vanish, to within
+    # rounding) never decides (issues 12 and 28).
+    decisive = (-math.inf, math.inf) if zero_width(low, high, np.r_[before, after]) else (low, high)
     return WeightedDifference(
         population=population, weights=dict(zip(names, weights.tolist())),
         baseline=math.fsum(weights * means_before), variant=math.fsum(weights * means_after),

@@ -55,7 +55,7 @@ from ._validation import (as_1d, as_cluster_codes, as_rng, check_alpha, check_ma
                           check_resamples)
 from .cluster_robust import cluster_robust_t
 from .distributions import t_quantile, t_upper_tail
-from .paired import cluster_floor, noninferiority_from_interval, verdict_from_interval
+from .paired import cluster_floor, noninferiority_from_interval, verdict_from_interval, zero_width
 from .records import Record, json_ready
 
 SEED_RUN = re.compile(r"^(?P<arm>.+)@(?P<seed>seed\d+)$")
@@ -192,7 +192,9 @@ def compare_seeds(baseline: Mapping, variant: Mapping, *, baseline_outputs: Mapp
         resampling = "none: analytic variance, clusters through the CR2 golden part"
     # Fewer than 5 clusters: reported, never decided (the rule of every clustered verdict).
     too_few = None if codes is None else cluster_floor(int(codes.max()) + 1)
-    decisive = (low, high) if too_few is None else (-math.inf, math.inf)
+    no_spread = ("every golden and seed gives the same difference (to within rounding): a "
+                 "zero-width interval is not evidence") if zero_width(low, high, scores) else None
+    decisive = (low, high) if too_few is None and no_spread is None else (-math.inf, math.inf)
     comparison = SeedComparison(
         n=n, n_clusters=None if codes is None else int(codes.max()) + 1,
         baseline_seeds=k_b, variant_seeds=k_v, baseline_mean=baseline_mean,
@@ -202,7 +204,7 @@ def compare_seeds(baseline: Mapping, variant: Mapping, *, baseline_outputs: Mapp
         detection_limit=limit, alpha=alpha, power=power, resamples=resamples,
         seed=None if isinstance(seed, np.random.Generator) else int(seed),
         resampling=resampling, p_value=p_value, df=df, interval_method=method,
-        note="; ".join(filter(None, (too_few, few_seeds_note(k_b, k_v)))) or None)
+        note="; ".join(filter(None, (too_few, no_spread, few_seeds_note(k_b, k_v)))) or None)
     return SeedAnalysis(baseline=spreads["baseline"], variant=spreads["variant"], refusals=(),
                         refused=False, comparison=comparison, gate_reasons=())
 
