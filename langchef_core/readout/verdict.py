@@ -13,6 +13,7 @@ its own scale, named once.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 RATE_METRICS = ("pass_rate", "accuracy")
@@ -62,7 +63,9 @@ def signed_difference(value: float, rate: bool) -> str:
     return f"{100 * value:+.1f}" if rate else f"{value:+.3f}"
 
 
-def unsigned_size(value: float, rate: bool) -> str:
+def unsigned_size(value: float | None, rate: bool) -> str:
+    if value is None or not math.isfinite(value):  # a limit no run of this size can reach
+        return "none (too few goldens to decide at all)"
     return f"{100 * value:.1f} points" if rate else f"{value:.3f}"
 
 

@@ -288,7 +288,8 @@ def _forest(verdict: Verdict, attribution: AttributionView | None) -> ForestChar
     estimate = verdict.estimate
     rows = [ChartRow(
         label=f"{humanize(verdict.metric)} (primary)", difference=estimate.difference,
-        low=estimate.low, high=estimate.high, limit=estimate.limit, tone=verdict.tone,
+        low=estimate.low, high=estimate.high,
+        limit=estimate.limit if estimate.limit is not None else 0.0, tone=verdict.tone,
         word=verdict.word, kind="primary", description=f"{verdict.metric}: {verdict.sentence}")]
     same_scale = verdict.unit == RATE
     for row in (attribution.rows if attribution and same_scale else ()):

@@ -135,8 +135,12 @@ def flips(broke: int, fixed: int) -> str:
 
 def limit_sentence(primary: Mapping, unit: str) -> str:
     """"The smallest effect this run could have seen is 11.0 points (…)." """
-    limit = need_field(primary, "detection_limit", "primary")
+    need_field(primary, "verdict", "primary")
+    limit = primary.get("detection_limit")
     alpha, power = primary.get("alpha", 0.05), primary.get("power", 0.8)
+    if limit is None:  # JSON's null for an infinite limit: too few goldens to decide at all
+        return ("No effect could have been seen: with so few goldens the test can never reach "
+                f"its {pct(alpha, 0)} level, whatever the arms do.")
     return (f"The smallest effect this run could have seen is {magnitude(limit, unit)} "
             f"(with at least {pct(power, 0)} power at a two-sided {pct(alpha, 0)} level).")
 

@@ -2,27 +2,36 @@
 
 A paired test of pass rates learns only from the pairs that flipped, so its sensitivity is
 set by the discordant rate, not by the pass rate: 200 goldens where 4 flip say far less than
-200 where 40 flip. For a two-sided test at level α with power 1 − β the smallest difference
-it detects is approximately
+200 where 40 flip.
 
-    δ = (z₁₋α/₂ + z₁₋β) · √(π_d / n)
+The detection limit is the smallest pass-rate difference δ at which the decision rule a
+readout actually applies reads a direction with at least the design's power: Tango's score
+interval excludes 0 (which, at 0, is the score test (f − b)²/(f + b) > z²) and the exact
+McNemar p < α. Given d flips that rule reads a direction when the losing side has at most c_d
+of them, so its power is exact (Lachin 1992, Statistics in Medicine 11:1239-1251):
 
-where π_d is the discordant rate (Connor 1987, Biometrics 43:207-211, with the variance
-term π_d − δ² bounded by π_d). An observed discordant rate of zero is not evidence of
-infinite sensitivity, so π_d is replaced by the Wilson upper bound of the observed rate.
+    P(decide | δ, π_d) = Σ_d Bin(d; n, π_d) · P[Bin(d, (π_d − δ)/(2π_d)) ≤ c_d]
 
-Bounding the variance term by π_d and using the Wilson upper bound both err on the safe
-side: at the reported limit the exact McNemar test has *at least* 80% power (0.85–0.997 in
-simulation), which ``exact_power`` computes for any planned run.
+over the flips the run could have. The discordant rate is a nuisance: an observed rate of
+zero is not evidence of infinite sensitivity, so π_d is the Wilson upper bound U of the
+observed rate, and never less than δ itself (an effect of δ flips at least a share δ of the
+goldens): π_d = max(U, δ). A larger π_d only adds flips that cancel, so the power at the
+limit holds for every discordant rate up to U, and for an effect that arrives as one-way
+flips (π_d = δ), the quiet run's case.
+
+The normal-approximation formula of the spec (Connor 1987), δ = (z₁₋α/₂ + z₁₋β)·√(U/n),
+is kept as ``wilson_formula_limit`` for comparison: at 0 flips in 90 goldens it gives 6.0
+points, where the rule above has 45% power; the honest limit there is 8.6 points.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
 import numpy as np
-from scipy.special import ndtri  # = scipy.stats.norm.ppf
+from scipy.special import bdtr, bdtrik, gammaln, ndtri  # binomial cdf and its inverse in k
 
 from ._validation import check_alpha, check_count, check_power
 from .distributions import chi2_quantile
@@ -50,9 +59,105 @@ def detection_limit(n: int, discordant: int, *, alpha: float = 0.05, power: floa
     return _binary_limit(n, discordant / n, alpha, power)
 
 
+def wilson_formula_limit(n: int, discordant: int, *, alpha: float = 0.05,
+                         power: float = 0.80) -> float:
+    """The spec's normal-approximation limit (z₁₋α/₂ + z_power)·√(U/n), U the Wilson upper
+    bound of discordant/n: shown beside the honest limit, never instead of it."""
+    n, discordant = check_count(n, "n"), check_count(discordant, "discordant")
+    if n == 0 or discordant > n:
+        raise ValueError("need 1 ≤ n and discordant ≤ n")
+    upper = _wilson(discordant, n, check_alpha(alpha))[1]
+    return z_multiplier(alpha, check_power(power)) * math.sqrt(upper / n)
+
+
+def decision_power(n: int, discordant_rate: float, effect: float, *, alpha: float = 0.05) -> float:
+    """Exact probability that the readout's rule (Tango excludes 0 and exact McNemar p < α)
+    reads the direction of ``effect`` (|effect| ≤ rate) in n goldens at that discordant rate."""
+    n = check_count(n, "n")
+    rate, alpha = _check_rate(discordant_rate), check_alpha(alpha)
+    return _decision_power(n, rate, min(abs(float(effect)), rate), _CutOffs(n, alpha))
+
+
+class _CutOffs:
+    """c_d for d = 0 … n, computed once per d however many powers a bisection asks for."""
+
+    def __init__(self, n: int, alpha: float):
+        self.alpha = alpha
+        self.known = np.full(n + 1, -2, dtype=np.int64)  # −2: not computed yet
+
+    def __call__(self, flips: np.ndarray) -> np.ndarray:
+        missing = flips[self.known[flips] == -2]
+        if missing.size:
+            self.known[missing] = _decision_critical(missing, self.alpha)
+        return self.known[flips]
+
+
+def _decision_power(n: int, rate: float, effect: float, cut_offs: _CutOffs) -> float:
+    if n == 0 or rate == 0:
+        return 0.0
+    flips, weight = _flip_distribution(n, rate)
+    critical = cut_offs(flips)
+    losing = (rate - effect) / (2 * rate)
+    reads = np.where(critical >= 0, bdtr(np.maximum(critical, 0), flips, losing), 0.0)
+    return float(min(1.0, math.fsum(np.sort(weight * reads))))
+
+
+def _flip_distribution(n: int, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """The flip counts d with any real probability under Binomial(n, rate), and their pmf."""
+    if rate >= 1.0:
+        return np.array([n], dtype=np.int64), np.array([1.0])
+    spread = 9.0 * math.sqrt(n * rate * (1 - rate)) + 12.0  # beyond 9 sd: mass < 1e-18
+    low, high = max(0, math.floor(n * rate - spread)), min(n, math.ceil(n * rate + spread))
+    flips = np.arange(low, high + 1, dtype=np.int64)
+    log_pmf = (gammaln(n + 1.0) - gammaln(flips + 1.0) - gammaln(n - flips + 1.0)
+               + flips * math.log(rate) + (n - flips) * math.log1p(-rate))
+    return flips, np.exp(log_pmf)
+
+
+def _decision_critical(flips: np.ndarray, alpha: float) -> np.ndarray:
+    """c_d: the most flips the losing side may have for a direction to be read, or −1.
+
+    Exact McNemar rejects when 2·P[Bin(d, ½) ≤ min] < α; Tango's interval excludes 0 when
+    (d − 2·min)² > z²·d. Both must hold, so c_d is the smaller of the two cut-offs."""
+    z = float(ndtri(1 - alpha / 2))
+    guess = np.floor(np.nan_to_num(bdtrik(alpha / 2, flips, 0.5), nan=-1.0))
+    exact = np.clip(guess, -1, None).astype(np.int64)
+    for _ in range(4):  # bdtrik is continuous in k: settle the integer cut-off either way
+        up = (exact + 1 <= flips) & (2 * bdtr(exact + 1, flips, 0.5) < alpha)
+        down = (exact >= 0) & ~(2 * bdtr(np.maximum(exact, 0), flips, 0.5) < alpha)
+        exact = exact + up - down
+    score = np.ceil((flips - z * np.sqrt(flips)) / 2).astype(np.int64) - 1
+    return np.minimum(exact, score)
+
+
+@functools.lru_cache(maxsize=4096)  # pure in its arguments; simulations ask for few (n, flips)
 def _binary_limit(n: float, discordant_rate: float, alpha: float, power: float) -> float:
+    """The smallest δ with decision power ≥ ``power`` at π_d = max(U, δ) (module docstring);
+    infinite when even every golden flipping one way could not be read (too few goldens)."""
+    from scipy.optimize import brentq  # loaded with scipy.stats by every readout anyway
+
+    n = int(round(n))
     upper = _wilson(discordant_rate * n, n, alpha)[1]
-    return z_multiplier(alpha, power) * math.sqrt(upper / n)
+    cut_offs = _CutOffs(n, alpha)
+
+    def shortfall(effect: float) -> float:
+        return _decision_power(n, max(upper, effect), effect, cut_offs) - power
+
+    if shortfall(1.0) < 0:
+        return math.inf
+    # Bracket from the normal formula (the limit is within a factor of two of it in every
+    # regime tried), so no step computes the power of an effect far larger than the limit.
+    high = min(1.0, z_multiplier(alpha, power) * math.sqrt(upper / n))
+    while shortfall(high) < 0:
+        high = min(1.0, 2 * high)
+    low = high / 2
+    while low > 1e-12 and shortfall(low) >= 0:
+        low, high = low / 2, low
+    if shortfall(low) >= 0:
+        return low
+    # Power rises continuously with δ (a kink where δ passes U): Brent's method finds the
+    # crossing in about ten evaluations.
+    return float(brentq(shortfall, low, high, xtol=1e-15, rtol=1e-11))
 
 
 def continuous_detection_limit(sd: float, n: int, *, alpha: float = 0.05, power: float = 0.80) -> float:
@@ -97,7 +202,21 @@ def continuous_detection_limit_from_differences(differences, *, score_range: flo
     sd = float(np.std(x, ddof=1))
     seen = sd * math.sqrt((n - 1) / float(chi2_quantile(alpha, n - 1))) if sd > 0 else 0.0
     upper = max(seen, hidden_spread_bound(x, score_range=score_range, alpha=alpha))
-    return z_multiplier(alpha, power) * upper / math.sqrt(n)
+    return max(z_multiplier(alpha, power) * upper / math.sqrt(n),
+               rare_change_limit(x, score_range=score_range, alpha=alpha, power=power))
+
+
+def rare_change_limit(differences, *, score_range: float, alpha: float = 0.05,
+                      power: float = 0.80) -> float:
+    """The limit when the effect arrives as rare changes as large as the scores allow: a share
+    q of pairs moving by M (``hidden_spread_bound``'s reach) is an effect of q·M, read only
+    once enough of them land in the run, so the limit is M times the one-way flip limit of
+    ``detection_limit(n, 0)``. That rule needs 6 one-way flips at α = 0.05, where the
+    real-valued interval reads a direction from 4 such changes: a bound on the safe side."""
+    x = np.asarray(differences, dtype=float)
+    typical = float(np.median(x))
+    reach = max(abs(score_range - typical), abs(score_range + typical))
+    return reach * _binary_limit(x.size, 0.0, check_alpha(alpha), check_power(power))
 
 
 def hidden_spread_bound(differences, *, score_range: float, alpha: float = 0.05) -> float:

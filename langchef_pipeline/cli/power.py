@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .options import add_command
 from .output import CommandError, emit
 
@@ -63,12 +65,14 @@ def run_power(arguments) -> int:
         shown = f"{100 * limit:.1f} points" if rate is not None else f"{limit:.3f}"
         text.append(f"with {goldens} goldens and {assumed}, the smallest difference detectable "
                     f"at alpha {alpha:g} with at least {target_power:g} power is {shown}")
-        if rate is not None:
-            # The limit's formula is conservative; say what the exact test really achieves.
-            exact = planning.exact_power(goldens, rate, limit, alpha=alpha)
+        if rate is not None and math.isfinite(limit):
+            # The limit holds up to the Wilson bound on the rate; at the rate itself (and
+            # never below the effect) the readout's rule is at least as strong: say how strong.
+            exact = planning.decision_power(goldens, max(rate, limit), limit, alpha=alpha)
             payload["exact_power"] = exact
-            text.append(f"the exact McNemar test has power {exact:.3f} at a difference of "
-                        f"{shown} with these goldens and that discordant rate")
+            text.append(f"the readout's rule (Tango interval and exact McNemar) has power "
+                        f"{exact:.3f} at a difference of {shown} with these goldens and that "
+                        "discordant rate")
     if effect is not None:
         needed = (planning.goldens_needed(effect, rate, alpha=alpha, power=target_power)
                   if rate is not None else

@@ -58,10 +58,14 @@ def test_all_differences_zero_is_no_evidence():
     result = lc.compare_continuous(scores, scores)
     assert (result.p_value, result.low, result.high, result.verdict) == (1.0, 0.0, 0.0, "inconclusive")
     assert "zero-width" in result.evidence
-    # Never a limit of 0: 30 identical differences on a 0-1 metric bound the sd by
-    # sqrt(1 - 0.05 ** (1/30)) (rule of three), limit 2.80 * 0.3155 / sqrt(30) = 16.1 points.
-    assert result.detection_limit == pytest.approx(
-        (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * math.sqrt(1 - 0.05 ** (1 / 30)) / math.sqrt(30))
+    # Never a limit of 0: 30 identical differences on a 0-1 metric could hide rare changes of
+    # the whole scale, read once 6 land (the exact gate's count, a bound on the safe side), so
+    # the limit is the one-way flip limit of 30 goldens, 25.1 points:
+    # scipy.optimize.brentq(lambda d: stats.binom.sf(5, 30, d) - 0.8, 0.01, 0.9) = 0.250748.
+    # (The rule-of-three sd bound alone gave 16.1 points.)
+    assert result.detection_limit == pytest.approx(0.250748, abs=1e-6)
+    assert result.detection_limit > (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * \
+        math.sqrt(1 - 0.05 ** (1 / 30)) / math.sqrt(30)
 
 
 def test_interval_honours_the_requested_level():

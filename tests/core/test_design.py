@@ -5,8 +5,9 @@ import json
 import math
 import unicodedata
 
+import numpy as np
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 from statsmodels.stats.proportion import proportion_confint
 
 from langchef_core.designs.model import DesignError, canonical_json
@@ -284,17 +285,33 @@ def test_load_design_uses_the_file_stem_and_label(tmp_path):
 # -- power planning -----------------------------------------------------------------------
 
 def reference_binary_limit(n, rate, alpha=0.05, power=0.80):
-    # Wilson upper bound from statsmodels:
-    #   proportion_confint(rate * n, n, alpha=alpha, method="wilson")[1]
-    # times (z_{1-alpha/2} + z_power) from scipy.stats.norm.ppf, as in ARCHITECTURE §6.
+    """The effect at which the readout's rule (exact McNemar p < alpha and Tango's interval
+    clear of 0, i.e. (d − 2k)² > z²·d for k of d flips on the losing side) has ``power``, at
+    the discordant rate max(U, effect), U the Wilson upper bound from statsmodels
+    (proportion_confint(rate * n, n, method="wilson")), solved with scipy.optimize.brentq
+    over powers summed with scipy.stats.binom (ARCHITECTURE §6)."""
+    n = int(n)
     upper = proportion_confint(rate * n, n, alpha=alpha, method="wilson")[1]
-    return (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * math.sqrt(upper / n)
+    z2 = stats.norm.ppf(1 - alpha / 2) ** 2
+    flips = np.arange(1, n + 1)
+    cut = np.full(n, -1)
+    for i, d in enumerate(flips):
+        k = np.arange(d // 2 + 1)
+        ok = (2 * stats.binom.cdf(k, d, 0.5) < alpha) & ((d - 2 * k) ** 2 > z2 * d)
+        cut[i] = k[ok].max() if ok.any() else -1
+
+    def power_at(effect):
+        psi = max(upper, effect)
+        reads = np.where(cut >= 0, stats.binom.cdf(cut, flips, (psi - effect) / (2 * psi)), 0.0)
+        return float(np.sum(stats.binom.pmf(flips, n, psi) * reads)) - power
+
+    return optimize.brentq(power_at, 1e-6, 1.0, xtol=1e-13)
 
 
 def test_plan_reports_the_limit_for_the_suite_at_the_assumed_rate():
     design = parse(BASE + "assumed_discordant_rate: 0.2\n")
     plan = plan_power(design, 90)
-    assert plan.detection_limit == pytest.approx(reference_binary_limit(90, 0.2), rel=1e-12)
+    assert plan.detection_limit == pytest.approx(reference_binary_limit(90, 0.2), rel=1e-8)
     assert plan.source == "design field 'assumed_discordant_rate'"
     assert plan.underpowered is False and plan.shortfalls == ()
     assert plan.underpowered_record() is None
@@ -364,7 +381,7 @@ def test_assess_power_counts_goldens_and_measures_the_rate_from_an_earlier_reado
     assert measured.source == "measured in reports/older/v2/readout.json"
     plan = assess_power(workspace, design)
     assert plan.n_goldens == 120 and plan.assumed == pytest.approx(0.25)
-    assert plan.detection_limit == pytest.approx(reference_binary_limit(120, 0.25), rel=1e-12)
+    assert plan.detection_limit == pytest.approx(reference_binary_limit(120, 0.25), rel=1e-8)
 
 
 def test_the_design_field_wins_over_a_measured_rate(tmp_path):

@@ -4,10 +4,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 from statsmodels.stats.proportion import proportion_confint
 
 import langchef_core as lc
+from langchef_core.stats.power import wilson_formula_limit
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -29,15 +30,45 @@ def test_wilson_edges_are_exact():
     assert high == 1.0 and low > 0.95
 
 
-def test_detection_limit_when_nothing_flipped_matches_the_spec():
-    # Reference page: a quiet run of 90 goldens still reports "smallest effect 6.0%".
-    assert round(lc.detection_limit(90, 0), 3) == 0.060
+def test_detection_limit_when_nothing_flipped_is_the_one_way_flips_limit():
+    # The reference page's quiet run of 90 reports 6.0% from the normal formula, where the
+    # exact gate (6 one-way flips at alpha 0.05) reads a direction only 45% of the time. The
+    # limit is the effect with 80% power to show 6 flips:
+    # scipy.optimize.brentq(lambda d: stats.binom.sf(5, 90, d) - 0.8, 0.01, 0.5) = 0.086426.
+    assert round(wilson_formula_limit(90, 0), 3) == 0.060
+    expected = optimize.brentq(lambda d: stats.binom.sf(5, 90, d) - 0.8, 0.01, 0.5, xtol=1e-14)
+    assert lc.detection_limit(90, 0) == pytest.approx(expected, rel=1e-8)
+    assert round(lc.detection_limit(90, 0), 4) == 0.0864
 
 
-def test_detection_limit_formula():
-    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+def _decision_power_by_scipy(n, rate, effect, alpha=0.05):
+    """P(exact McNemar p < alpha and Tango excludes 0, in the effect's direction), summed
+    with scipy.stats.binomtest for the exact test and the score statistic for Tango's."""
+    z2 = stats.norm.ppf(1 - alpha / 2) ** 2
+    losing = (rate - effect) / (2 * rate)
+    total = 0.0
+    for d in range(1, n + 1):
+        weight = stats.binom.pmf(d, n, rate)
+        if weight < 1e-15:
+            continue
+        for k in range(d // 2 + 1):
+            if stats.binomtest(k, d, 0.5).pvalue < alpha and (d - 2 * k) ** 2 > z2 * d:
+                total += weight * stats.binom.pmf(k, d, losing)
+    return total
+
+
+def test_detection_limit_is_where_the_readouts_rule_reaches_its_power():
+    # 20 flips of 200: U = Wilson upper bound of 0.1 (statsmodels proportion_confint) = 0.1417,
+    # larger than the limit, so the discordant rate at the limit is U.
     upper = proportion_confint(20, 200, alpha=0.05, method="wilson")[1]
-    assert lc.detection_limit(200, 20) == pytest.approx(z * math.sqrt(upper / 200), rel=1e-12)
+    limit = lc.detection_limit(200, 20)
+    assert limit < upper
+    assert _decision_power_by_scipy(200, upper, limit) == pytest.approx(0.80, abs=1e-6)
+    assert _decision_power_by_scipy(200, upper, 0.99 * limit) < 0.80
+    # The spec's normal formula, kept for comparison, is the smaller, optimistic number.
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert wilson_formula_limit(200, 20) == pytest.approx(z * math.sqrt(upper / 200), rel=1e-12)
+    assert wilson_formula_limit(200, 20) < limit
 
 
 def test_more_flips_mean_less_sensitivity():

@@ -13,22 +13,25 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 
 import langchef_core as lc
 from langchef_core.stats.power import (continuous_detection_limit_from_differences,
-                                       hidden_spread_bound)
+                                       hidden_spread_bound, rare_change_limit)
 
 Z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)   # 2.8016
 
 
-def test_zero_one_scores_get_the_wilson_limit_of_their_flips():
-    # hit@5 on 87 queries, 79 hits in both arms and nothing flipped. Wilson upper bound of
-    # 0/87 at 95%: z²/(n + z²) = 3.8415/90.8415 = 0.042288 (scipy.stats.norm.ppf(0.975)**2);
-    # limit 2.8016 · sqrt(0.042288/87) = 0.06177.
+def test_zero_one_scores_get_the_binary_limit_of_their_flips():
+    # hit@5 on 87 queries, 79 hits in both arms and nothing flipped: the pass/fail limit of a
+    # quiet run, the effect at which the exact gate's 6 one-way flips show up 80% of the time:
+    # scipy.optimize.brentq(lambda d: stats.binom.sf(5, 87, d) - 0.8, 0.01, 0.5) = 0.089356.
+    # (The normal formula gave 6.18 points, with 45% power.)
     hits = np.r_[np.ones(79), np.zeros(8)]
     result = lc.compare_continuous(hits, hits)
-    assert result.detection_limit == pytest.approx(0.061766, abs=1e-6)
+    expected = optimize.brentq(lambda d: stats.binom.sf(5, 87, d) - 0.8, 0.01, 0.5, xtol=1e-14)
+    assert result.detection_limit == pytest.approx(expected, rel=1e-8)
+    assert result.detection_limit == pytest.approx(0.089356, abs=1e-6)
     assert result.detection_limit == pytest.approx(lc.detection_limit(87, 0), rel=1e-12)
     # Three flips: the same as a pass/fail comparison with three discordant pairs.
     variant = hits.copy()
@@ -45,20 +48,34 @@ def test_near_zero_spread_is_no_more_sensitive_than_zero_spread():
     nudged[0] += 0.001
     zero = lc.compare_continuous(flat, flat).detection_limit
     near = lc.compare_continuous(flat, nudged).detection_limit
-    # 2.8016 · sqrt(1 − 0.05^(1/87)) / sqrt(87) = 0.055260 (R = 1, median difference 0).
-    assert zero == pytest.approx(Z * math.sqrt(1 - 0.05 ** (1 / 87)) / math.sqrt(87), rel=1e-12)
-    assert zero == pytest.approx(0.055260, abs=1e-6)
+    # Rare changes of the whole 0-1 scale (R = 1, median difference 0) read once 6 land:
+    # 1 · 0.089356, the one-way flip limit of 87 (above). The rule-of-three sd bound gives
+    # less, 2.8016 · sqrt(1 − 0.05^(1/87)) / sqrt(87) = 0.055260, and no longer decides.
+    assert zero == pytest.approx(lc.detection_limit(87, 0), rel=1e-12)
+    assert zero > Z * math.sqrt(1 - 0.05 ** (1 / 87)) / math.sqrt(87) == pytest.approx(0.055260,
+                                                                                       abs=1e-6)
     assert near >= zero
     assert round(near, 3) > 0
 
 
 def test_the_bound_seen_in_the_data_wins_when_the_spread_is_real():
     rng = np.random.default_rng(5)
-    d = rng.normal(0, 0.3, 87)
+    d = rng.normal(0, 0.5, 87)
     chi = d.std(ddof=1) * math.sqrt(86 / stats.chi2.ppf(0.05, 86))
     assert chi > hidden_spread_bound(d, score_range=1.0)
+    rare = rare_change_limit(d, score_range=1.0)
+    assert Z * chi / math.sqrt(87) > rare
     assert continuous_detection_limit_from_differences(d, score_range=1.0) == pytest.approx(
         Z * chi / math.sqrt(87), rel=1e-12)
+
+
+def test_rare_changes_win_when_the_spread_is_small():
+    rng = np.random.default_rng(5)
+    d = rng.normal(0, 0.3, 87)
+    # reach: the farthest a difference can lie from the median c, max(|1 − c|, |1 + c|).
+    reach = 1 + abs(float(np.median(d)))
+    assert continuous_detection_limit_from_differences(d, score_range=1.0) == pytest.approx(
+        reach * lc.detection_limit(87, 0), rel=1e-12)
 
 
 def test_hidden_spread_bound_reference_values():

@@ -267,14 +267,21 @@ def test_strong_skew_is_named_by_cochrans_rule():
 
 
 def test_continuous_detection_limit_reference_values():
-    # 90 equal differences on a 0–1 metric: 2.8016 · sqrt(1 − 0.05^(1/90)) / sqrt(90).
+    # 90 equal differences on a 0–1 metric: rare changes of the whole scale, read once the
+    # exact gate's 6 land, so the one-way flip limit of 90 goldens:
+    # scipy.optimize.brentq(lambda d: stats.binom.sf(5, 90, d) - 0.8, 0.01, 0.5) = 0.086426
+    # (the rule-of-three sd bound, 2.8016 · sqrt(1 − 0.05^(1/90)) / sqrt(90) = 0.053433, had
+    # 70% power against that arrival).
     z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
     zeros = continuous_detection_limit_from_differences(np.zeros(90), score_range=1.0)
-    assert zeros == pytest.approx(z * math.sqrt(1 - 0.05 ** (1 / 90)) / math.sqrt(90), rel=1e-12)
-    assert zeros == pytest.approx(0.053433, abs=1e-6)
-    # 40 × 0.1: the largest deviation from 0.1 within [−1, 1] is 1.1.
+    one_way = optimize.brentq(lambda d: stats.binom.sf(5, 90, d) - 0.8, 0.01, 0.5, xtol=1e-14)
+    assert zeros == pytest.approx(one_way, rel=1e-8)
+    assert zeros > z * math.sqrt(1 - 0.05 ** (1 / 90)) / math.sqrt(90)
+    # 40 × 0.1: the largest deviation from 0.1 within [−1, 1] is 1.1, so 1.1 times the
+    # one-way limit of 40 goldens: 1.1 · brentq(lambda d: stats.binom.sf(5, 40, d) - 0.8, …).
     tenths = continuous_detection_limit_from_differences(np.full(40, 0.1), score_range=1.0)
-    assert tenths == pytest.approx(0.130890, abs=1e-6)
+    forty = optimize.brentq(lambda d: stats.binom.sf(5, 40, d) - 0.8, 0.01, 0.9, xtol=1e-14)
+    assert tenths == pytest.approx(1.1 * forty, rel=1e-8)
 
 
 # ── binary power ──────────────────────────────────────────────────────────────────────

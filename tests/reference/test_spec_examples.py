@@ -8,6 +8,7 @@ arms, 18 broke, 0 fixed, 15 fail in both (75/90 = 83.3% -> 57/90 = 63.3%).
 import pytest
 
 import langchef_core as lc
+from langchef_core.stats.power import wilson_formula_limit
 
 from ..core.test_attribution import judged
 from ..core.test_compare_binary import paired_arms
@@ -44,11 +45,15 @@ def test_a_quiet_run_still_has_a_finite_limit():
     baseline, variant = paired_arms(both_pass=75, broke=0, fixed=0, both_fail=15)
     result = lc.compare_binary(baseline, variant)
     # The bootstrap's zero-width [0, 0] is now Tango's [-4.09%, +4.09%]: 0 flips of 90 do
-    # not make the difference exactly zero. The limit (the page's number) is unchanged.
+    # not make the difference exactly zero.
     assert (result.difference, result.p_value) == (0.0, 1.0)
     assert (round(result.low, 4), round(result.high, 4)) == (-0.0409, 0.0409)
     assert result.verdict == "inconclusive"
-    assert round(result.detection_limit, 3) == 0.060
+    # The page's 6.0% is the normal formula; at 6.0 points the exact gate (6 one-way flips)
+    # reads a direction 45% of the time. The honest limit is where it does so 80% of the
+    # time: stats.binom.sf(5, 90, 0.0864) = 0.80 (issue 28).
+    assert round(wilson_formula_limit(90, 0), 3) == 0.060
+    assert round(result.detection_limit, 4) == 0.0864
 
 
 def test_eager_hedging_attribution():
@@ -83,4 +88,8 @@ def test_eager_hedging_attribution():
     assert correctness["high"] == pytest.approx(0.111, abs=1.2 * STEP)
     assert correctness["p_value"] == 0.0625 and correctness["p_adjusted"] == 0.0625
     assert correctness["direction"] == "inconclusive"
-    assert round(correctness["detection_limit"], 3) == 0.120
+    # Page: 12.0% (the normal formula at alpha/2 = 0.025 over 2 criteria, 5 flips of 90).
+    # The exact rule at that level reaches 80% power at 11.7 points: at 5 flips the Wilson
+    # bound 0.137 on the discordant rate is what sets both, and the exact sum is the smaller.
+    assert round(wilson_formula_limit(90, 5, alpha=0.025), 3) == 0.120
+    assert round(correctness["detection_limit"], 3) == 0.117
