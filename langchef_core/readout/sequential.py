@@ -29,7 +29,9 @@ RULE_SENTENCE = ("Always-valid: the confidence sequence holds the true differenc
                  "once with probability at least 1 − alpha, so looking after every golden and "
                  "stopping at the first decisive look keeps the error rate at alpha. The price "
                  "of looking is width: at the same n the sequence is wider than the fixed-n "
-                 "interval, which is valid for one pre-registered look only.")
+                 "interval, which is valid for one pre-registered look only. It assumes one "
+                 "constant difference over traffic: each look compares the first and second "
+                 "half of the goldens read so far and reads no verdict when they differ.")
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def sequential_primary(design: Design, scores: ItemScores,
     kept.update(low=result.low, high=result.high, p_value=result.p_value, verdict=result.verdict,
                 noninferiority=result.noninferiority, detection_limit=result.detection_limit,
                 interval_method=result.interval_method, p_value_method=result.p_value_method,
-                evidence=None, warnings=())
+                evidence=result.drift.sentence if result.drift else None, warnings=())
     return SequentialBinaryComparison(**kept, sequence=result, fixed_n=fixed)
 
 
@@ -143,6 +145,7 @@ def sequential_section(design: Design, primary: SequentialBinaryComparison, *,
         "path": {"n": list(result.path_n), "low": list(result.path_low),
                  "high": list(result.path_high)},
         "explanation": RULE_SENTENCE,
+        "drift": result.drift.to_dict() if result.drift is not None else None,
     }
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from .charts import TICK_STEPS, Tick, tick_decimals, tick_label
 from .filters import RATE
+from .view_common import as_sentence
 
 WIDTH, HEIGHT = 480.0, 220.0
 LEFT, RIGHT, TOP, BOTTOM = 44.0, 12.0, 10.0, 38.0
@@ -67,6 +68,7 @@ class SequentialView:
     limit_sentence: str
     explanation: str
     chart: SequenceChart | None
+    drift_sentence: str | None = None
 
 
 def sequential_view(readout: Mapping) -> SequentialView | None:
@@ -85,7 +87,15 @@ def sequential_view(readout: Mapping) -> SequentialView | None:
         interval_method=str(section["interval_method"]), p_value=float(section["p_value"]),
         p_value_method=str(section["p_value_method"]),
         limit_sentence=str(section["detection_limit_sentence"]),
-        explanation=str(section["explanation"]), chart=sequence_chart(section))
+        explanation=str(section["explanation"]), chart=sequence_chart(section),
+        drift_sentence=_drift_sentence(section))
+
+
+def _drift_sentence(section: Mapping) -> str | None:
+    drift = section.get("drift")
+    if isinstance(drift, Mapping) and drift.get("drifted") and drift.get("sentence"):
+        return as_sentence(str(drift["sentence"]))
+    return None
 
 
 def sequence_chart(section: Mapping) -> SequenceChart | None:

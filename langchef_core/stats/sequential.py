@@ -33,6 +33,15 @@ than the fixed-n interval, because it pays for every look it could have taken.
 The unit of the sequence is the golden, or for a clustered design the cluster (each
 cluster's mean difference enters when its last golden is scored, so the estimand weights
 clusters equally; the readout says so).
+
+**A constant difference is assumed.** The running intersection is valid when every unit has
+the same expected difference; when the difference drifts with traffic order (+8 points for
+the first half of the traffic, −8 for the second, suite mean 0) it never widens again and
+ends in a verdict most of the time. So each look first checks that assumption
+(``drift_check``: Welch's t of the mean difference in the first against the second half of
+the units read so far, at α): when the halves differ, no verdict or non-inferiority is read
+at that look, and the interval shown is the sequence's own bound at n, without the
+intersection (it covers the stake-weighted running mean however the difference moves).
 """
 
 from __future__ import annotations
@@ -43,8 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ._validation import check_alpha, check_margin
-from .paired import INCONCLUSIVE, noninferiority_from_interval, verdict_from_interval
+from ._validation import as_cluster_codes, check_alpha, check_margin
+from .paired import INCONCLUSIVE, UNRESOLVED, noninferiority_from_interval, verdict_from_interval
 from .records import Record
 
 BETTING_CAP = 0.5  # c: the largest fraction of capital ever staked (the paper suggests 1/2 or 3/4)
@@ -53,6 +62,7 @@ CS_METHOD = ("predictable plug-in empirical-Bernstein confidence sequence "
 MSPRT_METHOD = "mixture SPRT on the discordant pairs, Jeffreys Beta(1/2, 1/2) mixture (Robbins 1970)"
 BETTING_P_METHOD = "two-sided betting e-process for a zero mean, p = 1/max capital (Ville)"
 MIN_SEQUENTIAL = 2  # a sequence needs one observation to predict the next stake from
+MIN_DRIFT_HALF = 20  # units per half before the constant-difference check is made
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,17 @@ class ConfidenceSequence(Record):
     high: np.ndarray
     mean: np.ndarray     # the running plain mean of the differences
     alpha: float
+
+
+@dataclass(frozen=True)
+class DriftCheck(Record):
+    """Whether the mean difference moved between the first and second half of traffic."""
+
+    first_half: float | None    # mean difference of the earlier units (None: too few to check)
+    second_half: float | None
+    p_value: float | None       # Welch's t, two-sided
+    drifted: bool
+    sentence: str | None        # why no verdict is read, when drifted
 
 
 @dataclass(frozen=True)
@@ -86,6 +107,7 @@ class SequentialComparison(Record):
     path_n: tuple[int, ...]     # a thinned path of the sequence over n, for the chart
     path_low: tuple[float, ...]
     path_high: tuple[float, ...]
+    drift: DriftCheck | None = None
 
 
 def confidence_sequence(differences, *, alpha: float = 0.05, lower: float = -1.0,
@@ -142,6 +164,9 @@ def compare_sequential(baseline, variant, *, binary: bool, alpha: float = 0.05,
         raise ValueError(f"a sequential readout needs at least {MIN_SEQUENTIAL} {unit}s; got {n}")
     sequence = confidence_sequence(differences, alpha=alpha)
     low, high = float(sequence.low[-1]), float(sequence.high[-1])
+    drift = drift_check(differences, alpha=alpha, unit=unit)
+    if drift.drifted:  # the intersection assumes a constant difference: the bound at n alone
+        low, high = current_bounds(differences, alpha=alpha)
     if binary and clusters is None:
         p_path, p_method = _msprt_path(differences), MSPRT_METHOD
     else:
@@ -153,20 +178,70 @@ def compare_sequential(baseline, variant, *, binary: bool, alpha: float = 0.05,
         # As at fixed n, a pass/fail direction also needs the test of the flips to agree.
         excludes_zero &= p_path < alpha
         verdict = verdict if p_value < alpha else INCONCLUSIVE
+    noninferiority = noninferiority_from_interval(low, high, margin)
+    method = CS_METHOD + ("" if clusters is None else ", over clusters in the order they "
+                          "complete (each cluster weighted equally)")
+    if drift.drifted:
+        verdict = INCONCLUSIVE
+        noninferiority = None if margin is None else UNRESOLVED
+        method = CS_METHOD.replace("running intersection", "its bound at n (no intersection: "
+                                   "the difference drifted)") + method[len(CS_METHOD):]
     decisive = np.flatnonzero(excludes_zero)
     path = _thinned(n, path_points)
     return SequentialComparison(
         n=n, max_n=max_n, difference=float(np.mean(differences)), low=low, high=high,
-        interval_method=CS_METHOD + ("" if clusters is None else ", over clusters in the order "
-                                     "they complete (each cluster weighted equally)"),
-        p_value=p_value, p_value_method=p_method, verdict=verdict,
-        noninferiority=noninferiority_from_interval(low, high, margin), margin=margin,
+        interval_method=method, p_value=p_value, p_value_method=p_method, verdict=verdict,
+        noninferiority=noninferiority, margin=margin,
         alpha=alpha, first_decisive=int(decisive[0]) + 1 if decisive.size else None,
         detection_limit=sequential_detection_limit(differences, max(max_n or n, n), alpha=alpha,
                                                    power=power),
         path_n=tuple(int(i) for i in path),
         path_low=tuple(float(v) for v in sequence.low[path - 1]),
-        path_high=tuple(float(v) for v in sequence.high[path - 1]))
+        path_high=tuple(float(v) for v in sequence.high[path - 1]), drift=drift)
+
+
+def drift_check(differences, *, alpha: float = 0.05, unit: str = "golden") -> DriftCheck:
+    """Welch's t of the mean difference in the first against the second half of the units
+    in traffic order, two-sided at ``alpha``. Fewer than ``MIN_DRIFT_HALF`` units a half: not
+    checked (a look that early is almost never decisive anyway)."""
+    d = np.asarray(differences, dtype=float)
+    half = d.size // 2
+    if half < MIN_DRIFT_HALF:
+        return DriftCheck(first_half=None, second_half=None, p_value=None, drifted=False,
+                          sentence=None)
+    first, second = d[:half], d[half:]
+    mean_first, mean_second = math.fsum(first) / first.size, math.fsum(second) / second.size
+    var_first, var_second = np.var(first, ddof=1) / first.size, np.var(second, ddof=1) / second.size
+    se = math.sqrt(var_first + var_second)
+    if se == 0:
+        p_value = 1.0 if mean_first == mean_second else 0.0
+    else:
+        df = (var_first + var_second) ** 2 / (var_first**2 / (first.size - 1)
+                                               + var_second**2 / (second.size - 1)) \
+            if var_first > 0 and var_second > 0 else float(min(first.size, second.size) - 1)
+        p_value = float(2 * special.stdtr(df, -abs(mean_second - mean_first) / se))
+    drifted = p_value < alpha
+    sentence = None
+    if drifted:
+        sentence = (f"the difference drifted with traffic order: {_points(mean_first)} over the "
+                    f"first {first.size} {unit}s, {_points(mean_second)} over the next "
+                    f"{second.size} (Welch p = {p_value:.2g}); a sequential readout assumes one "
+                    "constant difference, so no verdict is read at this look, and the interval "
+                    "shown is the sequence's bound at n without the running intersection")
+    return DriftCheck(first_half=mean_first, second_half=mean_second, p_value=p_value,
+                      drifted=drifted, sentence=sentence)
+
+
+def current_bounds(differences, *, alpha: float = 0.05, lower: float = -1.0,
+                   upper: float = 1.0) -> tuple[float, float]:
+    """The sequence's bound at the last n alone, without the running intersection."""
+    x, scale = _unit_interval(differences, lower, upper)
+    low, high = _eb_raw(x, check_alpha(alpha))
+    return float(lower + scale * low[-1]), float(lower + scale * high[-1])
+
+
+def _points(value: float) -> str:
+    return f"{100 * value:+.1f} points"
 
 
 def _msprt_path(differences: np.ndarray) -> np.ndarray:
@@ -182,7 +257,8 @@ def _msprt_path(differences: np.ndarray) -> np.ndarray:
 def cluster_sequence(differences, clusters) -> np.ndarray:
     """One mean difference per cluster, in the order the clusters complete (a cluster's value
     is known once its last golden is scored, so this order is predictable)."""
-    codes = np.unique(np.asarray(clusters).astype(str), return_inverse=True)[1]
+    differences = np.asarray(differences, dtype=float)
+    codes = as_cluster_codes(clusters, differences.size)  # refuses None / NaN labels
     last = np.zeros(codes.max() + 1, dtype=np.int64)
     np.maximum.at(last, codes, np.arange(codes.size))
     sums = np.bincount(codes, weights=differences)
@@ -223,6 +299,15 @@ def _limit_at_variance(variance: float, budget: int, *, alpha: float, power: flo
 
 
 def _eb_bounds(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The running intersection of the bounds at every n."""
+    raw_low, raw_high = _eb_raw(x, alpha)
+    low = np.maximum.accumulate(raw_low)
+    high = np.minimum.accumulate(raw_high)
+    return low, np.maximum(high, low)
+
+
+def _eb_raw(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds at every n on their own, clipped to [0, 1]."""
     stakes = _stakes(x, alpha)
     t = np.arange(1, x.size + 1)
     mean_before = np.concatenate(([0.5], (0.5 + np.cumsum(x)) / (t + 1)))[:-1]
@@ -230,9 +315,7 @@ def _eb_bounds(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     weight = np.cumsum(stakes)
     centre = np.cumsum(stakes * x) / weight
     radius = (math.log(2 / alpha) + np.cumsum(v * _psi(stakes))) / weight
-    low = np.maximum.accumulate(np.maximum(centre - radius, 0.0))
-    high = np.minimum.accumulate(np.minimum(centre + radius, 1.0))
-    return low, np.maximum(high, low)
+    return np.maximum(centre - radius, 0.0), np.minimum(centre + radius, 1.0)
 
 
 def _stakes(x: np.ndarray, alpha: float) -> np.ndarray:
