@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 MIN_RESAMPLES = 1000
+# Scores beyond this cannot have their differences squared in float64 (1e308 is the limit).
+MAX_MAGNITUDE = 1e150
 
 
 def check_alpha(alpha: float) -> float:
@@ -110,6 +112,14 @@ def as_finite(values, name: str) -> np.ndarray:
         raise ValueError(
             f"{name} has a missing or infinite value ({array[position]}) at position {position}; "
             "score every pair"
+        )
+    huge = np.abs(array) > MAX_MAGNITUDE
+    if huge.any():
+        position = int(np.flatnonzero(huge)[0])
+        raise ValueError(
+            f"{name} has the value {array[position]:.3g} at position {position}, too large for "
+            f"the spread of the differences to be computed (their squares overflow); rescale "
+            f"the scores below {MAX_MAGNITUDE:.0e} in magnitude"
         )
     return array
 

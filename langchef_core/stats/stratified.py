@@ -93,6 +93,10 @@ def weighted_difference(population, weights_by_slice, *, names, stratum, before,
         method = (f"cluster-robust t (CR2) over {clusters} clusters {layout}, Bell–McCaffrey "
                   f"{robust.df:.1f} df")
         resampling = "none: cluster-robust variance"
+    # No difference of means can leave the metric's own range: ±1 for pass/fail, ±the span of
+    # the scores (at least 1) otherwise; a Wald interval of one golden per slice would.
+    reach = 1.0 if binary else max(1.0, float(np.ptp(np.r_[before, after])))
+    low, high = max(-reach, low), min(reach, high)
     # A zero-width interval (no spread, or clusters whose residuals all vanish, to within
     # rounding) never decides (issues 12 and 28).
     decisive = (-math.inf, math.inf) if zero_width(low, high, np.r_[before, after]) else (low, high)
