@@ -36,8 +36,10 @@ class Shortfall(Record):
 class PowerPlan(Record):
     """What this design can detect with its suite, at an assumed discordant rate or spread.
 
-    Binary primaries: limit = (z₁₋α/₂ + z_power) · √(U/n), U the Wilson upper bound of the
-    assumed discordant rate (``langchef_core.stats.power.limit_at_rate``). Continuous
+    Binary primaries: the effect at which the readout's rule (Tango and exact McNemar) has
+    the design's power at the Wilson upper bound U of the assumed discordant rate
+    (``langchef_core.stats.power.limit_at_rate``; infinite when the suite is too small for the
+    rule ever to decide). Continuous
     (retrieval) primaries: limit = (z₁₋α/₂ + z_power) · sd/√n. ``underpowered`` is None
     when no limit could be computed (no goldens yet, or nothing to assume).
     """
@@ -61,7 +63,9 @@ class PowerPlan(Record):
         """What an approval (and every readout) carries as its "underpowered" warning."""
         if not self.underpowered:
             return None
-        return {"detection_limit": self.detection_limit, "n_goldens": self.n_goldens,
+        limit = self.detection_limit
+        return {"detection_limit": limit if limit is None or math.isfinite(limit) else None,
+                "n_goldens": self.n_goldens,
                 "scale": self.scale, "assumed": self.assumed, "source": self.source,
                 "shortfalls": [shortfall.to_dict() for shortfall in self.shortfalls],
                 "sentence": self.sentence}
@@ -358,4 +362,6 @@ def baseline_spread(workspace: Workspace, design: Design) -> MeasuredAssumption 
 def _size(value: float, binary: bool) -> str:
     """A detectable difference as people read it: percentage points for a pass rate, the
     metric's own scale (three decimals) otherwise."""
+    if not math.isfinite(value):
+        return "nothing (too few goldens for the exact test ever to decide)"
     return f"{100 * value:.1f} points" if binary else f"{value:.3f}"

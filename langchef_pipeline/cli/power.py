@@ -60,11 +60,17 @@ def run_power(arguments) -> int:
         limit = (planning.limit_at_rate(goldens, rate, alpha=alpha, power=target_power)
                  if rate is not None else
                  planning.continuous_detection_limit(sd, goldens, alpha=alpha, power=target_power))
-        payload["detection_limit"] = limit
+        payload["detection_limit"] = limit if math.isfinite(limit) else None
         # A pass-rate difference in points, a score's on its own scale (issue 15).
         shown = f"{100 * limit:.1f} points" if rate is not None else f"{limit:.3f}"
-        text.append(f"with {goldens} goldens and {assumed}, the smallest difference detectable "
-                    f"at alpha {alpha:g} with at least {target_power:g} power is {shown}")
+        if math.isfinite(limit):
+            text.append(f"with {goldens} goldens and {assumed}, the smallest difference "
+                        f"detectable at alpha {alpha:g} with at least {target_power:g} power "
+                        f"is {shown}")
+        else:
+            text.append(f"with {goldens} goldens no difference is detectable at alpha "
+                        f"{alpha:g}: even if every golden flipped one way, the exact test "
+                        "could not reach that level; add goldens")
         if rate is not None and math.isfinite(limit):
             # The limit holds up to the Wilson bound on the rate; at the rate itself (and
             # never below the effect) the readout's rule is at least as strong: say how strong.

@@ -63,3 +63,12 @@ def test_continuous_scores_plan_with_the_sd(langchef):
 def test_bad_questions_are_one_sentence_and_exit_2(langchef, arguments, words):
     result = langchef("power", *arguments)
     assert result.code == 2 and words in one_sentence(result.stderr)
+
+
+def test_too_few_goldens_to_ever_decide_are_said_so(langchef):
+    """Five goldens cannot give the exact gate the 6 one-way flips it needs at alpha 0.05."""
+    result = langchef("power", "--goldens", 5, "--discordant-rate", 0.1, "--json")
+    assert result.code == 0, result.stderr
+    assert result.json["detection_limit"] is None and "exact_power" not in result.json
+    human = langchef("power", "--goldens", 5, "--discordant-rate", 0.1)
+    assert "no difference is detectable at alpha 0.05" in human.stdout and "inf" not in human.stdout

@@ -398,3 +398,14 @@ def test_goldens_without_example_id_are_an_input_error(tmp_path):
     write(tmp_path / "goldens" / "qa.jsonl", '{"input": "?"}\n')
     with pytest.raises(InputError, match="column 'example_id'"):
         count_goldens(Workspace(tmp_path), "qa")
+
+
+def test_a_suite_too_small_for_the_exact_test_plans_no_limit_and_says_so():
+    design = parse(BASE + "assumed_discordant_rate: 0.2\ntarget_effect: 0.3\n")
+    plan = plan_power(design, 5)
+    assert plan.detection_limit == math.inf and plan.underpowered is True
+    assert "can detect is nothing (too few goldens for the exact test ever to decide)" in \
+        plan.sentence
+    record = plan.underpowered_record()
+    assert record["detection_limit"] is None
+    json.dumps(record, allow_nan=False)  # no Infinity in an approval file
