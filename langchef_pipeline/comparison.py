@@ -2,6 +2,8 @@
 retrieval metrics, all read from the seeded bootstrap interval."""
 
 
+import math
+
 import dagster as dg
 import pandas as pd
 
@@ -49,7 +51,8 @@ def paired_comparison(design: DesignState, item_scores: ItemScores,
     return dg.MaterializeResult(value=result, metadata={
         "verdict": dg.MetadataValue.md(verdict_line(result, metric=design.design.primary)),
         "difference": dg.MetadataValue.float(result.difference),
-        "detection limit": dg.MetadataValue.float(result.detection_limit),
+        "detection limit": dg.MetadataValue.float(result.detection_limit)
+        if math.isfinite(result.detection_limit) else dg.MetadataValue.text("none: too few goldens"),
         "design sha256": dg.MetadataValue.text(design.design.sha256)})
 
 

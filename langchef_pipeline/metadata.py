@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import dagster as dg
 import pandas as pd
 
@@ -20,7 +22,9 @@ def verdict_line(comparison, *, metric: str) -> str:
     """One line a reviewer reads first: verdict, difference, interval, p, limit, flips."""
     parts = [f"**{comparison.verdict.upper()}** on {metric}: difference {comparison.difference:+.1%} "
              f"[{comparison.low:+.1%}, {comparison.high:+.1%}], p={comparison.p_value:.4f}, "
-             f"smallest detectable effect {comparison.detection_limit:.1%}"]
+             + (f"smallest detectable effect {comparison.detection_limit:.1%}"
+                if math.isfinite(comparison.detection_limit)
+                else "no effect detectable (too few goldens for the test ever to decide)")]
     if hasattr(comparison, "broke"):
         parts.append(f"{comparison.broke} broke, {comparison.fixed} fixed of {comparison.n} goldens")
     if comparison.noninferiority is not None:

@@ -25,7 +25,7 @@ from ._validation import as_binary, as_cluster_codes, check_alpha, check_power, 
 from .multiplicity import holm
 from .paired import BinaryComparison, compare_binary, design_effect
 from .power import detection_limit
-from .records import Record
+from .records import Record, json_ready
 
 MOVED_WORSE, MOVED_BETTER = "moved_worse", "moved_better"
 CRITERION_COLUMNS = ["criterion", "broke", "fixed", "difference", "low", "high", "p_value",
@@ -61,8 +61,9 @@ class Attribution:
     def to_dict(self) -> dict:
         return {
             "n": self.n, "alpha": self.alpha, "family_size": self.family_size,
-            "criteria": [{key: _plain(value) for key, value in row.items()}
-                         for row in self.criteria.to_dict(orient="records")],
+            # json_ready: numpy scalars to Python, and a limit no run this small can reach
+            # (infinite) to null, so the readout serialises without NaN or Infinity.
+            "criteria": [json_ready(row) for row in self.criteria.to_dict(orient="records")],
             "unattributed": self.unattributed.to_dict(),
         }
 
@@ -165,8 +166,3 @@ def _family(criteria, cited_before: np.ndarray, cited_after: np.ndarray) -> list
         raise ValueError(f"the judge cited criterion {unknown[0]!r}, which is not among the "
                          f"pre-registered criteria {family}; add it to the design or fix the judge")
     return family
-
-
-def _plain(value):
-    """numpy scalars to plain Python, so the dict serialises to JSON unchanged."""
-    return value.item() if isinstance(value, np.generic) else value

@@ -127,3 +127,16 @@ def test_an_unreachable_limit_reads_as_such_on_the_page_and_the_command_line():
     assert unsigned_size(primary["detection_limit"], True) == \
         "none (too few goldens to decide at all)"
     assert unsigned_size(0.0864, True) == "8.6 points"
+
+
+def test_a_criterion_too_rare_to_decide_serialises_as_null():
+    """At alpha/2 over two criteria, 6 goldens can never give the exact gate its 7 flips: the
+    limit is infinite, and the readout (no NaN, no Infinity) carries null."""
+    from langchef_core.readout.publish import readout_bytes
+
+    baseline = np.array([1, 0, 1, 1, 0, 1], dtype=bool)
+    variant = np.array([0, 0, 1, 1, 1, 1], dtype=bool)
+    attribution = lc.attribute(baseline, np.where(baseline, None, "A"),
+                               variant, np.where(variant, None, "B")).to_dict()
+    assert [row["detection_limit"] for row in attribution["criteria"]] == [None, None]
+    assert b'"detection_limit": null' in readout_bytes({"criteria": attribution["criteria"]})
