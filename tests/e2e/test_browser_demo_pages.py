@@ -165,9 +165,10 @@ def test_the_retrieval_page_shows_the_per_query_evidence(browser, demo):
     assert first.locator("ol.ranking").count() == 2  # both arms' top k
     assert first.locator("li.relevant").count() >= 1
     assert "\u2212" in first.locator(".query-diff").inner_text()
-    # hit@5 did not move: its limit is the binary one, never 0.000.
+    # hit@5 did not move: its limit is the binary one of 87 queries with no flip (8.9 points,
+    # where 6 one-way flips show up 80% of the time; issue 28), never 0.000.
     hit = page.locator("#retrieval tbody tr", has_text="hit@5")
-    assert "0.062" in hit.inner_text()
+    assert "0.089" in hit.inner_text()
     page.close()
 
 
