@@ -245,15 +245,12 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
     all_equal = _zero_width(change_sorted[0], change_sorted[-1], scale, 1)
     warnings: list[str] = []
     refused = None
-    interval = None
-    if codes is None or all_equal:
+    if codes is None:
         interval = mean_interval(change_sorted, alpha=settings.alpha,
                                  resamples=settings.resamples, rng=settings.rng)
-    if codes is None:
         reach = _score_range(before, after)
         low, high = max(-reach, interval.low), min(reach, interval.high)
-        p_value = interval.p_value
-        method = "larger of the Student t and bootstrap-t p-values (tests a zero mean)"
+        p_value, method = interval.p_value, _MEAN_P_METHOD
         interval_method, effect, n_clusters = interval.method, 1.0, None
         warnings += [w for w in [skew_warning(interval.skewness, n)] if w and not all_equal]
     else:
@@ -267,8 +264,7 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
             interval = mean_interval(change_sorted, alpha=settings.alpha,
                                      resamples=settings.resamples, rng=settings.rng)
             low, high = min(low, interval.low), max(high, interval.high)
-            p_value = interval.p_value
-            method = "larger of the Student t and bootstrap-t p-values (tests a zero mean)"
+            p_value, method = interval.p_value, _MEAN_P_METHOD
             interval_method = f"{interval.method}{_NO_CLUSTER_VARIATION}"
             warnings.append(_NO_CLUSTER_VARIATION_WARNING)
         refused = cluster_floor(n_clusters)
@@ -297,6 +293,7 @@ def _continuous_floor(n: int, all_equal: bool) -> str | None:
     return None
 
 
+_MEAN_P_METHOD = "larger of the Student t and bootstrap-t p-values (tests a zero mean)"
 # How many units in the last place of the data's scale, per summed term, an interval may be
 # wide and still count as zero width: float rounding, not spread.
 _ROUNDING_ULPS = 16

@@ -151,10 +151,10 @@ def _binary_limit(n: float, discordant_rate: float, alpha: float, power: float) 
     while shortfall(high) < 0:
         high = min(1.0, 2 * high)
     low = high / 2
-    while low > 1e-12 and shortfall(low) >= 0:
+    while shortfall(low) >= 0:
+        if low <= 1e-12:
+            return low
         low, high = low / 2, low
-    if shortfall(low) >= 0:
-        return low
     # Power rises continuously with δ (a kink where δ passes U): Brent's method finds the
     # crossing in about ten evaluations.
     return float(brentq(shortfall, low, high, xtol=1e-15, rtol=1e-11))
@@ -214,21 +214,24 @@ def rare_change_limit(differences, *, score_range: float, alpha: float = 0.05,
     ``detection_limit(n, 0)``. That rule needs 6 one-way flips at α = 0.05, where the
     real-valued interval reads a direction from 4 such changes: a bound on the safe side."""
     x = np.asarray(differences, dtype=float)
-    typical = float(np.median(x))
-    reach = max(abs(score_range - typical), abs(score_range + typical))
-    return reach * _binary_limit(x.size, 0.0, check_alpha(alpha), check_power(power))
+    return _reach(x, score_range) * _binary_limit(x.size, 0.0, check_alpha(alpha),
+                                                  check_power(power))
 
 
 def hidden_spread_bound(differences, *, score_range: float, alpha: float = 0.05) -> float:
     """The sd a rare change could have while n pairs show none of it: M·√(1 − α^{1/n}),
     M the largest distance from the median difference that differences in
     [−``score_range``, ``score_range``] allow (see ``continuous_detection_limit_from_differences``)."""
-    x = np.sort(np.asarray(differences, dtype=float))
+    x = np.asarray(differences, dtype=float)
+    return _reach(x, score_range) * math.sqrt(1 - check_alpha(alpha) ** (1 / x.size))
+
+
+def _reach(x: np.ndarray, score_range: float) -> float:
+    """M: the farthest a difference in [−score_range, score_range] can lie from the median."""
     if x.size == 0:
         raise ValueError("differences must hold at least one value")
     typical = float(np.median(x))
-    reach = max(abs(score_range - typical), abs(score_range + typical))
-    return reach * math.sqrt(1 - check_alpha(alpha) ** (1 / x.size))
+    return max(abs(score_range - typical), abs(score_range + typical))
 
 
 def exact_power(n: int, discordant_rate: float, effect: float, *, alpha: float = 0.05) -> float:
