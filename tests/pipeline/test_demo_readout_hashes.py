@@ -21,15 +21,15 @@ pytestmark = pytest.mark.slow
 
 # Update ONLY in a commit that explains the moved numbers (see the module docstring).
 DEMO_READOUT_SHA256 = {
-    "cheaper-model": "4cc2e695aebabbde21e4cbfedec879700396d80b3739c5d2cc6a5065df161be7",
-    "eager-hedging": "f307b6fcd6579b596405b758b7faa568d68d6fc4d81f28c95e59ecbc60df177b",
+    "cheaper-model": "94bb91ca84685dd69f5481cb3badc4e70322269affc5a78000eaf46fb2489ce0",
+    "eager-hedging": "11d751a5f8ffe9f8c4cb14b3df49beab6d6d1f5f0f0ea267a3952aa6456f885f",
     "faq-distilled": "e0e37146440fe276b36ac5e1865821674fa9b0019b064390395db6131f2c83f5",
-    "friendly-tone": "3bb158d95e990cdbb71a92d2a6710ee5c7d2281d1ba88d40e0cb79be8f83ca2d",
+    "friendly-tone": "404868522971413e21dbff1970e6eb999252af9567fd1377572dbf518a5b3609",
     # Refused by judge_has_not_drifted: published since issue 15 as a record without a verdict.
     "lenient-judge": "3049487201f9db65b7b84f7e94af0149dddf29b950b897c08d01012909ef21d8",
-    "prompt-trim": "bbb5eb668186dadff238ffd784a1508fdbf6bf17530e3a478b1f87a5205dea3b",
-    "retriever-swap": "8fe342385b5e3726104c11154bc9edfad25bfcebc5f234f6ec312e9a8369b202",
-    "stale-index": "f51af95eda60838e5406daf97b3a1cc66fff4327329eca3970f03055ecda4c49",
+    "prompt-trim": "d695f5c5e2093d38accec3a53e3293d48487b7392b005b19360af764b7c0ae7f",
+    "retriever-swap": "039dd7a596faad0dd68b6c10834d5c1e4c4697c23fcc95895680cd19bbf2a76a",
+    "stale-index": "210f3a92a340f98ff4ecee5479ee9bfbe4de349c65dbb2d7606dae1c6ab2e541",
 }
 
 
