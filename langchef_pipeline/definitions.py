@@ -16,7 +16,7 @@ ASSETS = [inputs.design, inputs.goldens, inputs.arm_runs, inputs.qrels, inputs.p
           reporting.report_index]
 CHECKS = [inputs.goldens_are_valid, inputs.arm_runs_are_valid, inputs.qrels_are_valid,
           inputs.pools_are_valid, gates.design_is_approved, gates.approved_before_traffic,
-          gates.runs_are_complete, gates.judge_is_pinned, gates.pools_are_identical,
+          gates.runs_are_complete, gates.look_extends_earlier_looks, gates.judge_is_pinned, gates.pools_are_identical,
           gates.zero_positive_coverage, drift.anchors_are_valid, drift.judge_has_not_drifted]
 RESOURCES = {"workspace": WorkspaceResource(), "judge": JudgeResource(),
              "io_manager": StepValueStorage()}

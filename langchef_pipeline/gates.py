@@ -86,6 +86,32 @@ def runs_are_complete(arm_runs: dict, design: DesignState, goldens: TableLoad) -
 
 
 @dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments,
+                additional_ins={"design": dg.AssetIn("design"), "goldens": dg.AssetIn("goldens")})
+@measured
+def look_extends_earlier_looks(arm_runs: dict, design: DesignState, goldens: TableLoad,
+                               workspace: WorkspaceResource) -> dg.AssetCheckResult:
+    """A sequential look begins with the goldens every earlier look of the design read, in
+    the same traffic order (each look is pinned in the ledger); other designs pass."""
+    if not design.design.sequential:
+        return dg.AssetCheckResult(passed=True, description="not a sequential design")
+    skipped = not_evaluated([goldens, *arm_runs.values()])
+    if skipped:
+        return skipped
+    from langchef_core.designs.ledger import Ledger
+    from langchef_core.designs.pins import look_extends_pins
+    from langchef_core.inputs.errors import InputError
+    try:
+        prefix, order = rules.look_order(design.design, goldens.frame, _frames(arm_runs)[0],
+                                         goldens_file=goldens.label)
+    except InputError as error:  # an order the completeness check refuses in its own words
+        return dg.AssetCheckResult(passed=False, severity=dg.AssetCheckSeverity.WARN,
+                                   description=f"not evaluated: {error}")
+    with Ledger.for_workspace(workspace.get()) as ledger:
+        pins = ledger.look_pins(design.design.sha256)
+    return gate_result(look_extends_pins(prefix.ids, order, pins, goldens_label=goldens.label))
+
+
+@dg.asset_check(asset=arm_runs, blocking=True, partitions_def=experiments,
                 additional_ins={"design": dg.AssetIn("design")})
 @measured
 def judge_is_pinned(arm_runs: dict, design: DesignState, workspace: WorkspaceResource,

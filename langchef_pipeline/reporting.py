@@ -41,13 +41,28 @@ def readout(design: DesignState, goldens: TableLoad, arm_runs: dict, qrels: Tabl
         # Versions on disk the ledger lacks (a crash, a deleted ledger) count as looks too.
         with ledger.exclusive(design.design.experiment):
             reconcile(ledger, space.reports, design.design.experiment)
-        looks = ledger.looks(design.design.sha256, inputs_fingerprint(evidence.tables)[0],
+        inputs_sha256 = inputs_fingerprint(evidence.tables)[0]
+        looks = ledger.looks(design.design.sha256, inputs_sha256,
                              sequential=design.design.sequential)
+        if design.design.sequential:
+            pin_look(ledger, design, goldens, arm_runs, inputs_sha256)
     document = readout_document(evidence, looks)
     gate = document["gate"]
     return dg.MaterializeResult(value=document, metadata={
         "gate": dg.MetadataValue.text("passed" if gate["passed"] else "not passed: " + "; ".join(gate["reasons"])),
         "warnings": len(document["warnings"]), "look": looks.look_number})
+
+
+def pin_look(ledger: Ledger, design: DesignState, goldens: TableLoad, arm_runs: dict,
+             inputs_sha256: str) -> None:
+    """Record the goldens this sequential look read, in traffic order: a later look must
+    extend them (the look_extends_earlier_looks check)."""
+    from langchef_core.designs.gates import look_order
+    prefix, _ = look_order(design.design, goldens.frame,
+                           {arm: load.frame for arm, load in arm_runs.items()},
+                           goldens_file=goldens.label)
+    ledger.record_look_pin(design.design.experiment, design.design.sha256, inputs_sha256,
+                           prefix.ids)
 
 
 def judge_section(design: DesignState, scores: ItemScores, report) -> dict:

@@ -168,25 +168,38 @@ def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | No
     moment = datetime.now(timezone.utc) if at is None else aware(at, "at").astimezone(timezone.utc)
     design = load_workspace_design(workspace, experiment)
     require_fit(workspace, design, table_path=workspace.failures_table(experiment))
-    previous = read_approval(workspace, experiment)
     path = workspace.approval_path(experiment)
+    previous = read_approval(workspace, experiment)
     if previous is not None and previous.design_sha256 == design.sha256 and \
             _ledger_problem(workspace, previous) is None:
-        return ApprovalOutcome(
-            "already_approved", previous, workspace.relative(path), None,
-            f"{experiment} is already approved in this version (design {design.sha256[:12]}) "
-            f"by {previous.approved_by} at {format_utc(previous.approved_at)}; nothing written")
+        return _already_approved(previous, workspace.relative(path), experiment, design.sha256)
     plan = assess_power(workspace, design)
-    history = () if previous is None else previous.history + (previous.without_history(),)
-    approval = Approval(experiment, design.sha256, approver, moment,
-                        tool_version or _tool_version(), plan.underpowered_record(),
-                        plan.to_dict(), history)
-    text = json.dumps(approval.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    written = {}
+
+    def write(earlier) -> None:
+        # Under the ledger's write lock: the file as the last approval left it, so that two
+        # approvals at once each keep the other in the history (issue 30).
+        previous = read_approval(workspace, experiment)
+        if previous is not None and previous.design_sha256 == design.sha256 and \
+                _entries_problem(previous, earlier, "") is None:
+            raise _Unchanged(previous)
+        history = () if previous is None else previous.history + (previous.without_history(),)
+        approval = Approval(experiment, design.sha256, approver, moment,
+                            tool_version or _tool_version(), plan.underpowered_record(),
+                            plan.to_dict(), history)
+        _write_atomically(path, json.dumps(approval.to_dict(), indent=2, sort_keys=True,
+                                           ensure_ascii=False) + "\n")
+        written.update(previous=previous, approval=approval)
+
     from .ledger import Ledger  # the ledger module builds on this one
-    with Ledger.for_workspace(workspace) as ledger:
-        ledger.record_approval(experiment, design.sha256, approver, format_utc(moment),
-                               approval.tool_version,
-                               write_file=lambda: _write_atomically(path, text))
+    try:
+        with Ledger.for_workspace(workspace) as ledger:
+            ledger.record_approval(experiment, design.sha256, approver, format_utc(moment),
+                                   tool_version or _tool_version(), write_file=write)
+    except _Unchanged as unchanged:
+        return _already_approved(unchanged.approval, workspace.relative(path), experiment,
+                                 design.sha256)
+    previous, approval = written["previous"], written["approval"]
     status = "approved" if previous is None else "reapproved"
     sentence = (f"{experiment} approved by {approver} at {format_utc(moment)} "
                 f"(design {design.sha256[:12]})")
@@ -195,6 +208,22 @@ def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | No
     if plan.underpowered:
         sentence += f"; WARNING underpowered: {plan.sentence}"
     return ApprovalOutcome(status, approval, workspace.relative(path), plan, sentence)
+
+
+class _Unchanged(Exception):
+    """Raised under the ledger's lock when another process approved this very design first."""
+
+    def __init__(self, approval: Approval):
+        super().__init__(approval.experiment)
+        self.approval = approval
+
+
+def _already_approved(previous: Approval, path: str, experiment: str,
+                      digest: str) -> ApprovalOutcome:
+    return ApprovalOutcome(
+        "already_approved", previous, path, None,
+        f"{experiment} is already approved in this version (design {digest[:12]}) "
+        f"by {previous.approved_by} at {format_utc(previous.approved_at)}; nothing written")
 
 
 def verified_approval(workspace: Workspace, experiment: str) -> Approval | None:
@@ -222,9 +251,14 @@ def _ledger_problem(workspace: Workspace, approval: Approval) -> str | None:
         else database.where
     entries = []
     if database.exists():  # reading approvals never creates a ledger file
-        with Ledger(database) as ledger:
-            entries = [entry for entry in ledger.approvals(approval.experiment)
-                       if entry.design_sha256 == approval.design_sha256]
+        with Ledger.for_workspace(workspace) as ledger:  # and never trusts an older copy
+            entries = ledger.approvals(approval.experiment)
+    return _entries_problem(approval, entries, ledger_file)
+
+
+def _entries_problem(approval: Approval, entries, ledger_file) -> str | None:
+    """Why these ledger rows do not back this approval file, or None when they do."""
+    entries = [entry for entry in entries if entry.design_sha256 == approval.design_sha256]
     if not entries:
         return (f"this approval of design {approval.design_sha256[:12]} is not recorded in the "
                 f"ledger {ledger_file} (approvals are evidence only when `langchef approve` "

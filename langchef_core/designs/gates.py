@@ -239,14 +239,20 @@ def look_goldens(design: Design, goldens: pd.DataFrame, runs: Mapping[str, pd.Da
                  goldens_file: str | None = None) -> tuple[pd.DataFrame, Prefix]:
     """The goldens a sequential look reads (the first n in traffic order scored in both
     arms, capped at max_goldens), and the prefix record; the gate has refused any other set."""
+    prefix, _ = look_order(design, goldens, runs, goldens_file=goldens_file)
+    chosen = set(prefix.ids)
+    return goldens[goldens["example_id"].astype(str).map(chosen.__contains__)], prefix
+
+
+def look_order(design: Design, goldens: pd.DataFrame, runs: Mapping[str, pd.DataFrame], *,
+               goldens_file: str | None = None) -> tuple[Prefix, list[str]]:
+    """A sequential look's prefix record and the suite's whole traffic order."""
     column = score_column(design)
     both = set.intersection(*(set(scored_ids(runs[arm], column)) if arm in runs else set()
                               for arm in design.arm_names))
     order = traffic_order(goldens, design.stopping.order,
                           file=goldens_file or f"goldens/{design.suite}")
-    prefix = read_prefix(order, both, design.stopping.max_goldens)
-    chosen = set(prefix.ids)
-    return goldens[goldens["example_id"].astype(str).map(chosen.__contains__)], prefix
+    return read_prefix(order, both, design.stopping.max_goldens), order
 
 
 def _has_value(column: pd.Series) -> pd.Series:

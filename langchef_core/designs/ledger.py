@@ -41,11 +41,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
 from ..inputs.workspace import Workspace, check_name
-from ..scoring.anchors import AnchorRun
 from ..stats.records import Record
 from ..store import schema
 from ..store.connection import open_connection, translated
@@ -53,10 +53,14 @@ from ..store.dialects import dialect_of
 from ..store.location import LEDGER, Database, StoreError, ledger_database, postgresql, sqlite_file
 from ..store.migrate import current_revisions
 from ..store.schema import CHAINED, GENESIS, LEDGER_TABLES, link_sha256, row_sha256
-from .stamps import SHA256_PATTERN, format_utc
+from .ledger_pins import LedgerIdentity, LookPin, _Pins
+from .stamps import check_sha256, format_utc
 
-__all__ = ["CHAINED", "GENESIS", "ApprovalEntry", "Ledger", "LedgerEntry", "LedgerError", "Looks",
-           "fingerprint_files"]
+if TYPE_CHECKING:  # anchors bring pandas, which the gate and approvals never need
+    from ..scoring.anchors import AnchorRun
+
+__all__ = ["CHAINED", "GENESIS", "ApprovalEntry", "Ledger", "LedgerEntry", "LedgerError",
+           "LedgerIdentity", "LookPin", "Looks", "fingerprint_files"]
 
 # What to do, by the kind of error the database reported (store/dialects.py describes it).
 _HINTS = {
@@ -119,7 +123,7 @@ class ApprovalEntry(Record):
     tool_version: str
 
 
-class Ledger:
+class Ledger(_Pins):
     """A ledger; use as a context manager or call :meth:`close`.
 
     ``Ledger(path)`` is the SQLite file at ``path``, :meth:`in_database` the PostgreSQL
@@ -149,8 +153,16 @@ class Ledger:
     @classmethod
     def for_workspace(cls, workspace: Workspace) -> "Ledger":
         """The workspace's ledger: PostgreSQL when ``LANGCHEF_DATABASE_URL`` is set, else the
-        SQLite file in the workspace."""
-        return cls(ledger_database(workspace))
+        SQLite file in the workspace; refused when the workspace's published manifests show
+        it is an older copy or another workspace's (``designs/continuity.py``)."""
+        ledger = cls(ledger_database(workspace))
+        try:
+            from .continuity import check_continuity  # it reads the workspace's manifests
+            check_continuity(ledger, workspace.reports, shown=workspace.relative)
+        except BaseException:
+            ledger.close()
+            raise
+        return ledger
 
     def __enter__(self) -> "Ledger":
         return self
@@ -232,6 +244,7 @@ class Ledger:
                     broken(table, None, f"lost its append-only trigger {table}_{suffix}")
         rows = self._chained_rows()
         previous, linked = GENESIS, {table: set() for table in rows}
+        links = {GENESIS: 0}
         chain = schema.chain.c
         for seq, table, row_id, row_sha, link in self._connection.execute(sa.select(
                 chain.seq, chain.table_name, chain.row_id, chain.row_sha256, chain.link_sha256)
@@ -243,12 +256,22 @@ class Ledger:
             if row_sha256(rows[table][row_id]) != row_sha:
                 broken(table, row_id, "was changed after it was written")
             linked[table].add(row_id)
+            links[link] = seq
             previous = link
         for table, found in rows.items():
             extra = sorted(set(found) - linked[table])
             if extra:
                 broken(table, extra[0], "was added outside langchef (it has no chain link)")
+        self._links = links
         return previous
+
+    def link_position(self, link: str) -> int | None:
+        """Where ``link`` stands in the verified chain (0 for GENESIS), or None when the
+        chain never held it: a manifest's head this ledger lacks was written by another
+        ledger, or by this one after the copy was taken."""
+        if getattr(self, "_links", None) is None:
+            self.verify()
+        return self._links.get(link)
 
     def _chained_rows(self) -> dict[str, dict[int, tuple]]:
         """Every chained table's rows, by id (read before the chain, in the same snapshot)."""
@@ -292,8 +315,8 @@ class Ledger:
         ``sequential``: the design was pre-registered with an always-valid stopping rule,
         whose error rates hold under any number of looks; looks are still counted, but a
         later one is not a repeated look to warn about."""
-        design_sha256 = _check_sha(design_sha256, "design_sha256")
-        inputs_sha256 = _check_sha(inputs_sha256, "inputs_sha256")
+        design_sha256 = check_sha256(design_sha256, "design_sha256")
+        inputs_sha256 = check_sha256(inputs_sha256, "inputs_sha256")
         with self._reading():
             looks = self._looks(design_sha256, inputs_sha256)
         return dataclasses.replace(looks, repeated=False, warning=None) if sequential else looks
@@ -323,8 +346,8 @@ class Ledger:
                        version: int, verdict: str, *,
                        taken_at: datetime | None = None) -> tuple[LedgerEntry, Looks]:
         """Append one readout; returns the entry and the look it was (counted before it)."""
-        design_sha256 = _check_sha(design_sha256, "design_sha256")
-        inputs_sha256 = _check_sha(inputs_sha256, "inputs_sha256")
+        design_sha256 = check_sha256(design_sha256, "design_sha256")
+        inputs_sha256 = check_sha256(inputs_sha256, "inputs_sha256")
         if not isinstance(experiment, str) or not experiment:
             raise ValueError(f"experiment must be a non-empty name, got {experiment!r}")
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:
@@ -342,13 +365,25 @@ class Ledger:
                             moment)
         return entry, looks
 
-    def record_publication(self, experiment: str, version: int, readout_sha256: str) -> int:
-        """The pending row written before version ``version`` is renamed into place."""
+    def record_publication(self, experiment: str, version: int, readout_sha256: str) -> str:
+        """The pending row written before version ``version`` is renamed into place; returns
+        the chain's head right after it (what the version's manifest carries)."""
         with self._transaction():
-            return self._insert("publications", {
+            self._insert("publications", {
                 "experiment": check_name(experiment), "version": int(version),
-                "readout_sha256": _check_sha(readout_sha256, "readout_sha256"),
+                "readout_sha256": check_sha256(readout_sha256, "readout_sha256"),
                 "started_at": format_utc(datetime.now(timezone.utc))})
+            return self._head()
+
+    def publication_hashes(self, experiment: str, version: int) -> set[str]:
+        """The readout hashes recorded for version ``version`` (more than one only when a
+        writer lost the race for that version and moved on to the next)."""
+        publications = schema.publications.c
+        with self._reading():
+            return set(self._connection.execute(
+                sa.select(publications.readout_sha256).where(
+                    publications.experiment == experiment, publications.version == int(version))
+            ).scalars())
 
     def recorded_versions(self, experiment: str) -> set[int]:
         readouts = schema.readouts.c
@@ -359,7 +394,7 @@ class Ledger:
     def record_anchor_run(self, run: AnchorRun) -> None:
         """Append one judging of an anchor set (its per-anchor verdicts are kept, so a later
         run can be compared anchor by anchor)."""
-        _check_sha(run.anchor_set_sha256, "anchor_set_sha256")
+        check_sha256(run.anchor_set_sha256, "anchor_set_sha256")
         verdicts = json.dumps({anchor: list(pair) for anchor, pair in sorted(run.verdicts.items())},
                               separators=(",", ":"), ensure_ascii=False)
         with self._transaction():
@@ -371,6 +406,7 @@ class Ledger:
 
     def anchor_runs(self, *, anchor_set: str | None = None) -> list[AnchorRun]:
         """Recorded anchor runs, oldest first (all content versions of the set)."""
+        from ..scoring.anchors import AnchorRun
         runs = schema.anchor_runs.c
         statement = sa.select(runs.anchor_set, runs.anchor_set_sha256, runs.judge_id,
                               runs.verdicts, runs.kappa, runs.level, runs.taken_at,
@@ -402,27 +438,34 @@ class Ledger:
     def record_approval(self, experiment: str, design_sha256: str, approved_by: str,
                         approved_at: str, tool_version: str, *,
                         write_file=None) -> ApprovalEntry:
-        """Append one approval; ``write_file()`` (the approval file's atomic write) runs inside
-        the same transaction, so the row is committed only when the file is in place, and
-        a failed write leaves no row."""
+        """Append one approval; ``write_file(earlier)`` (the approval file's atomic write) runs
+        inside the same transaction, so the row is committed only when the file is in place,
+        and a failed write (or one that raises to say nothing changed) leaves no row.
+        ``earlier`` is the experiment's approvals before this one, read under the write lock:
+        two approvals at once are serialised, and the file the second writes keeps the first
+        in its history."""
         recorded_at = format_utc(datetime.now(timezone.utc))
         values = {"experiment": check_name(experiment),
-                  "design_sha256": _check_sha(design_sha256, "design_sha256"),
+                  "design_sha256": check_sha256(design_sha256, "design_sha256"),
                   "approved_by": approved_by, "approved_at": approved_at,
                   "recorded_at": recorded_at, "tool_version": tool_version}
         with self._transaction():
+            earlier = self._approvals(experiment)
             row_id = self._insert("approvals", values)
             if write_file is not None:
-                write_file()
+                write_file(earlier)
         return ApprovalEntry(row_id, **values)
 
     def approvals(self, experiment: str) -> list[ApprovalEntry]:
         """The approvals recorded for an experiment, oldest first."""
-        approvals = schema.approvals.c
         with self._reading():
-            return [ApprovalEntry(*row) for row in self._rows(
-                sa.select(*schema.approvals.c).where(approvals.experiment == experiment)
-                .order_by(approvals.id))]
+            return self._approvals(experiment)
+
+    def _approvals(self, experiment: str) -> list[ApprovalEntry]:
+        approvals = schema.approvals.c
+        return [ApprovalEntry(*row) for row in self._rows(
+            sa.select(*schema.approvals.c).where(approvals.experiment == experiment)
+            .order_by(approvals.id))]
 
 
 def fingerprint_files(files: Mapping[str, str | Path]) -> str:
@@ -440,9 +483,3 @@ def fingerprint_files(files: Mapping[str, str | Path]) -> str:
     text = json.dumps(digests, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-
-def _check_sha(value, name: str) -> str:
-    if not isinstance(value, str) or not SHA256_PATTERN.match(value):
-        raise ValueError(f"{name} must be a SHA-256 hex digest (64 lowercase hex digits), "
-                         f"got {value!r}")
-    return value

@@ -11,6 +11,14 @@ from datetime import datetime, timezone
 SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}\Z")
 
 
+def check_sha256(value, name: str) -> str:
+    """``value`` when it is a SHA-256 hex digest; ValueError naming ``name`` otherwise."""
+    if not isinstance(value, str) or not SHA256_PATTERN.match(value):
+        raise ValueError(f"{name} must be a SHA-256 hex digest (64 lowercase hex digits), "
+                         f"got {value!r}")
+    return value
+
+
 def format_utc(moment: datetime) -> str:
     """ISO-8601 in UTC with a ``Z``; microseconds kept only when present."""
     text = aware(moment, "time").astimezone(timezone.utc).isoformat()

@@ -5,19 +5,16 @@ trusting its labels.
 Every label is re-derived and must agree with the numbers it came from: the verdict from
 ``low``/``high``, non-inferiority from ``low``/``high``/``margin``, a cost guardrail from
 ``relative_low``/``max_increase``, a protected slice from ``high``/``p_adjusted``/alpha. A
-label that disagrees means the file was altered (exit 2). When a ``manifest.json`` sits
-beside the readout, its SHA-256 of readout.json must match the bytes
-(:func:`check_manifest`).
+label that disagrees means the file was altered (exit 2). That the file is the one langchef
+published (its manifest, the ledger, a signature) is checked before, in ``verification``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import numbers
+import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..inputs.errors import InputError
 from ..stats.floors import MIN_CLUSTERS, MIN_PAIRS
@@ -46,6 +43,10 @@ class ReadoutGate(Record):
     fail_on_inconclusive: bool
     strict: bool = False
     missing_proofs: tuple[str, ...] = ()
+
+    def failing(self, reason: str) -> "ReadoutGate":
+        """This decision, not passed for one more reason (a proof the gate itself missed)."""
+        return dataclasses.replace(self, passed=False, reasons=(*self.reasons, reason))
 
 
 def readout_gate(readout, *, fail_on_inconclusive: bool = False, strict: bool = False,
@@ -216,33 +217,6 @@ def _exact_mcnemar(broke: int, fixed: int) -> float:
 
 def _is_count(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
-
-
-def check_manifest(readout_path: Path, body: bytes, *, file: str | None = None) -> bool:
-    """When ``manifest.json`` sits beside the readout, its SHA-256 of readout.json must match
-    ``body``; returns whether a manifest was checked. Raises ``InputError`` otherwise."""
-    manifest_path = Path(readout_path).with_name("manifest.json")
-    if not manifest_path.is_file():
-        return False
-    label = file or str(manifest_path)
-    hint = "published readouts are never edited; take the readout again with `langchef readout`"
-    try:
-        if manifest_path.stat().st_size > 1 << 20:
-            raise InputError("is larger than 1 MiB; not a langchef manifest", file=label)
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise InputError(f"cannot be read as JSON ({type(error).__name__}: {error})", file=label,
-                         hint=hint) from None
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    expected = files.get("readout.json") if isinstance(files, dict) else None
-    if not isinstance(expected, str):
-        raise InputError("has no SHA-256 of readout.json", file=label, column="files.readout.json",
-                         hint=hint)
-    if hashlib.sha256(body).hexdigest() != expected:
-        raise InputError("its SHA-256 of readout.json does not match the file beside it: the "
-                         "readout was changed after it was published", file=label,
-                         column="files.readout.json", hint=hint)
-    return True
 
 
 def _breached_guardrails(guardrails, bad, alpha: float = 0.05) -> list[str]:

@@ -40,6 +40,7 @@ from ..designs.ledger import Ledger
 from ..inputs.errors import InputError
 from ..inputs.workspace import check_name
 from ..stats.records import Record
+from .signing import signed, signing_key
 
 FORMAT = 1
 VERSION_FOLDER = re.compile(r"^v([1-9][0-9]*)\Z")
@@ -114,16 +115,17 @@ def _publish_locked(reports_root, experiment, readout, created_at, render_html, 
             _point_latest(folder, version)
             return _located(folder, experiment, version, new=False)
     version = (versions[-1] if versions else 0) + 1
-    head = ledger.head() if ledger is not None else None
+    key = signing_key()
     while True:
         staged = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
         try:
-            extra = {**(manifest or {}), **({"ledger_head": head} if head else {})}
-            body = _write_version(staged, {**readout, "version": version}, created_at,
-                                  render_html, extra)
+            record = _write_version(staged, {**readout, "version": version}, created_at,
+                                    render_html, manifest)
             _fault("staged")
             if ledger is not None:
-                ledger.record_publication(experiment, version, hashlib.sha256(body).hexdigest())
+                record.update(_ledger_stamp(ledger, experiment, version,
+                                            record["files"]["readout.json"]))
+            _write_manifest(staged, signed(record, key))
             _fault("pending")
             os.rename(staged, folder / f"v{version}")  # fails if another writer took v<N>
             break
@@ -223,8 +225,19 @@ def _fault(step: str) -> None:
         os._exit(99)
 
 
+def _ledger_stamp(ledger: Ledger, experiment: str, version: int, readout_sha256: str) -> dict:
+    """The pending publication row, and what the manifest says of the ledger that holds it:
+    the chain's head right after the row, and the ledger's identity."""
+    head = ledger.record_publication(experiment, version, readout_sha256)
+    identity = ledger.identity()
+    return {"ledger_head": head,
+            **({"ledger_identity": identity.workspace_id} if identity is not None else {})}
+
+
 def _write_version(staged: Path, readout: dict, created_at: datetime, render_html,
-                   manifest) -> bytes:
+                   manifest) -> dict:
+    """readout.json and index.html in the staging folder; returns the manifest's record
+    (written by :func:`_write_manifest` once the ledger has stamped it)."""
     body = readout_bytes(readout)
     page = render_html(readout, created_at).encode("utf-8")
     (staged / "readout.json").write_bytes(body)
@@ -240,12 +253,15 @@ def _write_version(staged: Path, readout: dict, created_at: datetime, render_htm
                   "index.html": hashlib.sha256(page).hexdigest()},
         **(manifest or {}),
     }
+    return record
+
+
+def _write_manifest(staged: Path, record: dict) -> None:
     (staged / "manifest.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     for name in ("readout.json", "index.html", "manifest.json"):
         with open(staged / name, "rb") as handle:
             os.fsync(handle.fileno())
     os.chmod(staged, 0o755)
-    return body
 
 
 def _same_content(path: Path, readout: dict) -> bool:

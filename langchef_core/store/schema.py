@@ -30,13 +30,17 @@ approvals = _table("approvals", "id", "experiment", "design_sha256", "approved_b
                    "recorded_at", "tool_version")
 publications = _table("publications", "id", "experiment", "version", "readout_sha256",
                       "started_at")
+ledger_identity = _table("ledger_identity", "id", "workspace_id", "succeeds", "created_at")
+look_prefixes = _table("look_prefixes", "id", "experiment", "design_sha256", "inputs_sha256", "n",
+                       "prefix_sha256", "ids", "recorded_at")
 chain = _table("chain", "seq", "table_name", "row_id", "row_sha256", "link_sha256")
 verdicts = _table("verdicts", "judge_id", "item_sha256", "verdict", "criterion", "rationale",
                   "recorded_at")
 
 # The tables the chain covers, oldest first (the order rows written before the chain existed
 # were linked in), each with its columns in the order its rows are hashed.
-CHAINED_TABLES = {table.name: table for table in (readouts, anchor_runs, approvals, publications)}
+CHAINED_TABLES = {table.name: table for table in (readouts, anchor_runs, approvals, publications,
+                                                  ledger_identity, look_prefixes)}
 CHAINED = {name: tuple(table.c.keys()) for name, table in CHAINED_TABLES.items()}
 LEDGER_TABLES = (*CHAINED, "chain")
 GENESIS = "0" * 64

@@ -1,5 +1,6 @@
 """`langchef gate PATH`: exit 0 when a readout's gate passed, 1 when it did not, 2 when the
-readout cannot be trusted (unreadable, malformed, or contradicting its own numbers)."""
+readout cannot be trusted (unreadable, malformed, not the one published, or contradicting its
+own numbers)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ MAX_READOUT_BYTES = 64 << 20
 DESCRIPTION = """
     Read a readout.json and exit 0 when its gate passed, 1 when it did not (a regression, a
     failed non-inferiority or a breached guardrail), printing why; 2 when the file is
-    unreadable, malformed, or its recorded gate contradicts its own numbers. There is no
-    override."""
+    unreadable, malformed, not the readout langchef published, or its recorded gate
+    contradicts its own numbers. The readout is checked against its manifest, against the
+    ledger of its workspace (the folder holding reports/NAME/vN/, or --workspace) and, with
+    --verify-key, against the operator's signature. There is no override."""
 EXAMPLES = ("langchef gate evals/reports/example/v1/readout.json",
             "langchef gate evals/reports/example/v1 --fail-on-inconclusive",
-            "langchef gate reports/example/v2/readout.json --workspace evals --json")
+            "langchef gate reports/example/v2/readout.json --workspace evals --json",
+            "LANGCHEF_SIGNING_KEY=... langchef gate artifact/v3/readout.json --verify-key")
 
 
 def register(commands, common) -> None:
@@ -34,15 +38,19 @@ def register(commands, common) -> None:
                            "or non-inferiority unresolved)")
     gate.add_argument("--strict", action="store_true",
                       help="also fail when a proof is missing: traffic time unverifiable (no "
-                           "created_at), a sampled pool not written down, or a repeated look "
-                           "(the design's 'gate: {strict: true}' does the same)")
+                           "created_at), a sampled pool not written down, a repeated look (the "
+                           "design's 'gate: {strict: true}' does the same), or a readout "
+                           "checked against neither a ledger nor a signature")
+    gate.add_argument("--verify-key", action="store_true",
+                      help="also require the manifest's signature by the key in "
+                           "LANGCHEF_SIGNING_KEY (for a readout away from its workspace)")
     gate.set_defaults(handler=run_gate)
 
 
 def run_gate(arguments) -> int:
     path = _readout_path(arguments)
     from langchef_core.inputs.errors import InputError
-    from langchef_core.readout.gate import check_manifest, readout_gate
+    from langchef_core.readout.gate import readout_gate
 
     label = str(path)
     hint = "pass the readout.json written by `langchef readout`"
@@ -57,9 +65,11 @@ def run_gate(arguments) -> int:
     except (RecursionError, MemoryError):
         raise InputError("is nested too deeply (or is too large) to be a langchef readout",
                          file=label, hint=hint) from None
-    check_manifest(path, body)
+    verification = _verified(arguments, path, body, readout, label)
     decision = readout_gate(readout, fail_on_inconclusive=arguments.fail_on_inconclusive,
                             strict=arguments.strict, file=label)
+    if arguments.strict and not verification.proven:
+        decision = decision.failing("not verified against a ledger or a signature (--strict)")
     name = decision.experiment or "readout"
     version = f" v{decision.version}" if decision.version is not None else ""
     if decision.passed:
@@ -70,8 +80,53 @@ def run_gate(arguments) -> int:
                      + "); `--strict` would fail this readout")
     else:
         text = f"NOT PASSED: {name}{version}\n" + "\n".join(f"  - {r}" for r in decision.reasons)
-    emit(arguments, {**decision.to_dict(), "file": label}, text)
+    text += f"\n  evidence: {verification.sentence}"
+    emit(arguments, {**decision.to_dict(), "file": label,
+                     "verification": verification.to_dict()}, text)
     return 0 if decision.passed else 1
+
+
+def _verified(arguments, path: Path, body: bytes, readout, label: str):
+    """The proofs this readout passes (an ``InputError``, exit 2, for the first it fails)."""
+    from langchef_core.readout.signing import signing_key
+    from langchef_core.readout.verification import (Verification, check_in_ledger,
+                                                    check_signature, read_manifest)
+
+    manifest = read_manifest(path, body)
+    manifest_label = str(path.with_name("manifest.json"))
+    key = signing_key()
+    signature = None
+    if arguments.verify_key or (key is not None and "signature" in manifest):
+        signature = check_signature(manifest, key, file=manifest_label)
+    ledger_place = None
+    workspace = _workspace_of(arguments, path)
+    if workspace is not None and isinstance(readout, dict):
+        from langchef_core.designs.ledger import Ledger
+        with Ledger.for_workspace(workspace) as ledger:
+            ledger_place = check_in_ledger(ledger, readout, manifest, body, path,
+                                           reports=workspace.reports, file=label)
+    return Verification(manifest_label, ledger_place, signature)
+
+
+def _workspace_of(arguments, path: Path):
+    """The workspace whose ledger vouches for the readout: --workspace (or
+    $LANGCHEF_WORKSPACE), else the folder holding reports/NAME/vN/; None when neither is one."""
+    from langchef_core.inputs.workspace import Workspace
+    from langchef_core.store.location import ledger_database
+
+    named = getattr(arguments, "workspace", None) or os.environ.get("LANGCHEF_WORKSPACE")
+    if not named:
+        folders = path.resolve().parents
+        if len(folders) < 4 or folders[2] != folders[3] / "reports":
+            return None
+        workspace = Workspace(folders[3])
+        return workspace if ledger_database(workspace).exists() else None
+    workspace = Workspace.at(named)
+    if not ledger_database(workspace).exists():
+        raise CommandError(f"{workspace.root} has no ledger ({workspace.ledger.name}), so "
+                           f"{path} cannot be checked against it; gate it where it was "
+                           "published, or carry it away signed and pass --verify-key.")
+    return workspace
 
 
 def _readout_path(arguments) -> Path:

@@ -4,6 +4,7 @@ Every rule of the decision is tested on `readout_gate` in tests/core/test_gates.
 console script's exit codes and output, one case per outcome.
 """
 
+import hashlib
 import json
 
 import pytest
@@ -31,11 +32,20 @@ def readout(verdict="improvement", noninferiority=None, passed=True, reasons=(),
 
 
 def write(tmp_path, document, name="readout.json"):
+    """The readout in a version folder with the manifest publishing writes beside it (no
+    ledger: the folder is not a workspace, so the gate checks the manifest alone)."""
     path = tmp_path / "reports" / "rerank" / "v3" / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(document if isinstance(document, str) else json.dumps(document),
                     encoding="utf-8")
+    write_manifest(path)
     return path
+
+
+def write_manifest(path):
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.with_name("manifest.json").write_text(json.dumps({"files": {"readout.json": digest}}),
+                                               encoding="utf-8")
 
 
 CASES = [
@@ -75,13 +85,32 @@ def test_a_file_that_is_not_json_is_exit_2(langchef, tmp_path):
     assert result.code == 2 and "is not valid JSON" in one_sentence(result.stderr)
 
 
-def test_paths_folders_workspace_and_json(langchef, tmp_path):
-    write(tmp_path, readout("regression", passed=False, reasons=["pass_rate regressed"]))
-    result = langchef("gate", "reports/rerank/v3", "--workspace", tmp_path, "--json",
+def published(root, document):
+    """``document`` published as langchef does: a version folder, its manifest and the
+    workspace ledger's publication row."""
+    from datetime import datetime, timezone
+
+    from langchef_core.designs.ledger import Ledger
+    from langchef_core.inputs.workspace import Workspace
+    from langchef_core.readout.publish import publish_readout
+
+    workspace = Workspace(root)
+    with Ledger.for_workspace(workspace) as ledger:
+        return publish_readout(workspace.reports, {**document, "inputs": {"sha256": "b" * 64}},
+                               ledger=ledger,
+                               created_at=datetime(2026, 1, 5, 12, tzinfo=timezone.utc),
+                               render_html=lambda readout, created_at: "<p>page</p>")
+
+
+def test_paths_folders_workspace_and_json(langchef, tmp_path, monkeypatch):
+    monkeypatch.delenv("LANGCHEF_DATABASE_URL", raising=False)
+    published(tmp_path, readout("regression", passed=False, reasons=["pass_rate regressed"]))
+    result = langchef("gate", "reports/rerank/v1", "--workspace", tmp_path, "--json",
                       cwd=tmp_path / "reports")
     assert result.code == 1, result.stderr
     assert result.json["passed"] is False and result.json["reasons"] == ["pass_rate regressed"]
-    assert result.json["file"].endswith("reports/rerank/v3/readout.json")
+    assert result.json["file"].endswith("reports/rerank/v1/readout.json")
+    assert result.json["verification"]["ledger"].endswith("langchef.sqlite")
     missing = langchef("gate", tmp_path / "nowhere.json")
     assert missing.code == 2 and "no readout.json found" in one_sentence(missing.stderr)
 

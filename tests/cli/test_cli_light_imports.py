@@ -11,7 +11,7 @@ import json
 import pytest
 
 from .conftest import write_design, write_goldens
-from .test_cli_gate import readout
+from .test_cli_gate import readout, write
 
 HEAVY = ("dagster", "pandas", "pandera", "scipy.stats", "jinja2", "pyarrow")
 
@@ -33,9 +33,7 @@ def loaded(python_cli, *arguments) -> list[str]:
 
 
 def test_gate_imports_no_dagster_and_no_dataframes(python_cli, tmp_path):
-    path = tmp_path / "readout.json"
-    path.write_text(json.dumps(readout()), encoding="utf-8")
-    assert loaded(python_cli, "gate", path) == []
+    assert loaded(python_cli, "gate", write(tmp_path, readout())) == []
 
 
 def test_power_imports_nothing_heavy(python_cli):

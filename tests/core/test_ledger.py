@@ -156,7 +156,7 @@ def test_an_edited_row_breaks_the_chain_naming_table_and_row(tmp_path):
 
 
 def test_an_approval_whose_file_cannot_be_written_leaves_no_row(ledger):
-    def failing_write():
+    def failing_write(earlier):
         raise OSError(28, "No space left on device")
 
     with pytest.raises(OSError, match="No space left"):

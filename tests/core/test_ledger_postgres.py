@@ -24,7 +24,8 @@ DESIGN, DATA_A, DATA_B = "d" * 64, "a" * 64, "b" * 64
 
 @pytest.fixture
 def ledger(tmp_path, postgres_url):  # noqa: F811
-    with Ledger.for_workspace(Workspace(tmp_path)) as opened:
+    # The database alone: a workspace would give it its identity row first (a chain link).
+    with Ledger.in_database(postgres_url) as opened:
         yield opened
 
 

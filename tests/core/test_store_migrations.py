@@ -57,7 +57,7 @@ def test_the_revision_files_are_one_numbered_chain_per_branch_as_alembic_reads_t
     config.set_main_option("script_location", str(MIGRATIONS))
     scripts = ScriptDirectory.from_config(config)
     assert set(scripts.get_heads()) == set(heads().values())
-    assert heads() == {LEDGER: "ledger_0006", VERDICTS: "verdicts_0002"}
+    assert heads() == {LEDGER: "ledger_0007", VERDICTS: "verdicts_0002"}
     for branch, revisions in revision_files().items():
         assert revisions == tuple(f"{branch}_{n:04d}" for n in range(1, len(revisions) + 1))
         for before, revision in zip((None, *revisions), revisions):
@@ -111,12 +111,12 @@ def test_a_later_revision_is_applied_once_and_older_code_refuses_the_database(pl
         ledger.record_readout("rerank", DESIGN, DATA, 1, "regression")
     newer = tmp_path / "newer_migrations"
     shutil.copytree(MIGRATIONS, newer, ignore=shutil.ignore_patterns("__pycache__"))
-    (newer / "versions" / "ledger_0007_anchor_judgements.py").write_text(textwrap.dedent('''
+    (newer / "versions" / "ledger_0008_anchor_judgements.py").write_text(textwrap.dedent('''
         """anchor judgements"""
         import sqlalchemy as sa
         from alembic import op
 
-        revision, down_revision, branch_labels, depends_on = "ledger_0007", "ledger_0006", None, None
+        revision, down_revision, branch_labels, depends_on = "ledger_0008", "ledger_0007", None, None
 
         def upgrade():
             op.create_table("anchor_judgements", sa.Column("id", sa.Integer, primary_key=True),
@@ -129,14 +129,14 @@ def test_a_later_revision_is_applied_once_and_older_code_refuses_the_database(pl
             upgraded = ensure_current(database, connection, migrations=newer)
             ledger_step = [step for step in upgraded if step.branch == LEDGER]
             assert [(s.before, s.after, s.changed) for s in ledger_step] == \
-                [("ledger_0006", "ledger_0007", True)]
+                [("ledger_0007", "ledger_0008", True)]
             assert ensure_current(database, connection, migrations=newer) == []  # nothing twice
             with connection.begin():
                 assert sa.inspect(connection).has_table("anchor_judgements")
     finally:
         engine.dispose()
     with pytest.raises(LedgerError, match=r"it was written by a newer langchef \(schema revision "
-                                          r"ledger_0007; this one knows up to ledger_0006\); "
+                                          r"ledger_0008; this one knows up to ledger_0007\); "
                                           r"upgrade langchef"):
         Ledger(database)
 
@@ -181,7 +181,7 @@ def test_db_upgrade_brings_the_workspace_databases_to_the_newest_revision(tmp_pa
     Ledger.for_workspace(workspace).close()
     steps = upgrade_workspace(workspace)
     assert [(step.where, step.branch, step.before, step.after, step.changed) for step in steps] \
-        == [(str(workspace.ledger), LEDGER, "ledger_0006", "ledger_0006", False),
+        == [(str(workspace.ledger), LEDGER, "ledger_0007", "ledger_0007", False),
             (str(tmp_path / "verdict_cache.sqlite"), VERDICTS, None, None, False)]
 
 
@@ -192,8 +192,8 @@ def test_a_role_that_may_not_change_the_schema_is_told_to_run_db_upgrade(postgre
     shutil.copytree(MIGRATIONS, newer, ignore=shutil.ignore_patterns("__pycache__"))
     # Nobody but a superuser may create tables in pg_catalog: the server refuses with the
     # error a role granted only SELECT, INSERT gets for CREATE TABLE (insufficient_privilege).
-    (newer / "versions" / "ledger_0007_refused.py").write_text(
-        'from alembic import op\n\nrevision, down_revision = "ledger_0007", "ledger_0006"\n\n'
+    (newer / "versions" / "ledger_0008_refused.py").write_text(
+        'from alembic import op\n\nrevision, down_revision = "ledger_0008", "ledger_0007"\n\n'
         'def upgrade():\n    op.execute("CREATE TABLE pg_catalog.langchef_probe (x integer)")\n')
     engine = connected(database)
     try:
@@ -201,10 +201,10 @@ def test_a_role_that_may_not_change_the_schema_is_told_to_run_db_upgrade(postgre
             ensure_current(database, connection, migrations=newer)
     finally:
         engine.dispose()
-    assert raised.value.message == ("its schema (ledger at ledger_0006, verdicts at verdicts_0002) "
-                                    "is older than this langchef's (ledger_0007, verdicts_0002), "
+    assert raised.value.message == ("its schema (ledger at ledger_0007, verdicts at verdicts_0002) "
+                                    "is older than this langchef's (ledger_0008, verdicts_0002), "
                                     "and this role may not change it")
     assert raised.value.hint == ("run `langchef db upgrade` as the role that owns langchef's "
                                  "tables, then run again")
     with Ledger(database) as ledger:  # nothing of the refused step was kept
-        assert ledger.schema_revision == "ledger_0006"
+        assert ledger.schema_revision == "ledger_0007"

@@ -146,7 +146,7 @@ def test_a_postgresql_database_upgrades_its_ledger_and_its_cache(legacy_postgres
     expected_cache = expected.pop("verdict_cache")
     steps = upgrade_steps(postgresql(legacy_postgresql))
     assert [(s.branch, s.before, s.after, s.recognised) for s in steps] == [
-        (LEDGER, "ledger_0005", "ledger_0006", "langchef_schema 5"),
+        (LEDGER, "ledger_0005", "ledger_0007", "langchef_schema 5"),
         (VERDICTS, "verdicts_0001", "verdicts_0002", "the verdict cache of langchef before Alembic")]
     with Ledger.in_database(legacy_postgresql) as ledger:
         assert read_back(ledger) == expected
@@ -159,7 +159,7 @@ def test_a_postgresql_database_upgrades_its_ledger_and_its_cache(legacy_postgres
         cursor.execute("SELECT max(version) FROM langchef_schema")
         assert cursor.fetchone() == (6,)  # the old code refuses it: "newer langchef"
         cursor.execute(f"SELECT version_num FROM {VERSION_TABLE} ORDER BY 1")
-        assert cursor.fetchall() == [("ledger_0006",), ("verdicts_0002",)]
+        assert cursor.fetchall() == [("ledger_0007",), ("verdicts_0002",)]
     connection.close()
 
 
@@ -228,8 +228,8 @@ def test_an_upgrade_that_fails_leaves_the_old_schema_and_rows_as_they_were(tmp_p
     path = restore_sqlite(tmp_path / "langchef.sqlite", "ledger_v2.sqlite.dump")
     broken = tmp_path / "migrations"
     shutil.copytree(MIGRATIONS, broken, ignore=shutil.ignore_patterns("__pycache__"))
-    (broken / "versions" / "ledger_0007_fails.py").write_text(
-        'revision, down_revision, branch_labels, depends_on = "ledger_0007", "ledger_0006", '
+    (broken / "versions" / "ledger_0008_fails.py").write_text(
+        'revision, down_revision, branch_labels, depends_on = "ledger_0008", "ledger_0007", '
         'None, None\n\ndef upgrade():\n    raise RuntimeError("the disk went away")\n')
     with pytest.raises(RuntimeError, match="disk went away"):
         upgrade_steps(sqlite_file(path, LEDGER), migrations=broken)

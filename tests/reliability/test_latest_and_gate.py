@@ -50,7 +50,7 @@ def test_a_regression_relabelled_inconclusive_is_refused(langchef, tmp_path):
     readout = regression_readout()
     readout["primary"]["verdict"] = "inconclusive"
     readout["gate"] = {"passed": True, "reasons": []}
-    result = langchef("gate", write_version(tmp_path, readout, manifest_sha=None))
+    result = langchef("gate", write_version(tmp_path, readout))
     assert result.code == 2 and result.stdout == ""
     sentence = one_sentence(result.stderr)
     # The interval is issue 12's Tango interval of 18 broke / 0 fixed of 90 (the golden readout).
@@ -100,11 +100,9 @@ def _five_fixed_readout(verdict: str) -> dict:
 
 
 def test_an_interval_off_zero_without_the_exact_test_is_inconclusive_to_the_gate(langchef, tmp_path):
-    honest = langchef("gate", write_version(tmp_path / "a", _five_fixed_readout("inconclusive"),
-                                            manifest_sha=None))
+    honest = langchef("gate", write_version(tmp_path / "a", _five_fixed_readout("inconclusive")))
     assert honest.code == 0, honest.stderr
-    forged = langchef("gate", write_version(tmp_path / "b", _five_fixed_readout("improvement"),
-                                            manifest_sha=None))
+    forged = langchef("gate", write_version(tmp_path / "b", _five_fixed_readout("improvement")))
     assert forged.code == 2
     assert "says 'improvement'" in one_sentence(forged.stderr)
     assert "makes it 'inconclusive'" in one_sentence(forged.stderr)
