@@ -166,3 +166,36 @@ def test_a_file_that_is_not_an_inspect_log_gets_one_sentence(inspect_cli, tmp_pa
     assert result.returncode == 2
     assert result.stderr.startswith(f"langchef: error: {bad}: not an Inspect AI log")
     assert "pass a .eval or .json log written by `inspect eval`" in result.stderr
+
+
+def test_a_sample_twice_in_one_epoch_is_refused_naming_both_rows(inspect_cli, task_dir,
+                                                                   workspace):
+    from inspect_ai.log import read_eval_log, write_eval_log
+    log, = inspect_eval(inspect_cli, task_dir, "a", "--epochs", "2")
+    read = read_eval_log(str(log))
+    # Two epochs of every sample are the run; a second g03 in epoch 2 (scored another way) is not.
+    index = next(i for i, s in enumerate(read.samples) if (s.id, s.epoch) == ("g03", 2))
+    copy = read.samples[index].model_copy(deep=True)
+    copy.scores["match"].value = "I"
+    read.samples.append(copy)
+    edited = task_dir / "edited.json"
+    write_eval_log(read, str(edited))
+    index, again = (i for i, s in enumerate(read_eval_log(str(edited)).samples)
+                    if (s.id, s.epoch) == ("g03", 2))  # the writer orders the samples
+
+    def refused(*logs) -> str:
+        result = langchef("import", "inspect", *logs, "--experiment", "imported", "--arm", "a",
+                          "--workspace", workspace, cwd=workspace)
+        assert result.returncode == 2, result.stdout
+        assert not (workspace / "runs").exists()
+        return result.stderr
+
+    assert (f"{edited}: sample 'g03' has two conflicting rows in epoch 2: samples[{index}] and "
+            f"samples[{again}] differ in scorer 'match' (pass 1 vs fail 0)") in refused(edited)
+    # The same run passed twice as shards: every sample twice, the rows identical.
+    shard = log.with_name("copy.eval")
+    shutil.copy(log, shard)
+    first = read.samples[0]
+    assert (f"sample {first.id!r} has two rows in epoch {first.epoch}: samples[0] of {log} and "
+            f"samples[0] of {shard} are identical copies") in refused(log, shard)
+    assert f"{log}: this log is passed twice" in refused(log, log)
