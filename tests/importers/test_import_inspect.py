@@ -199,3 +199,38 @@ def test_a_sample_twice_in_one_epoch_is_refused_naming_both_rows(inspect_cli, ta
     assert (f"sample {first.id!r} has two rows in epoch {first.epoch}: samples[0] of {log} and "
             f"samples[0] of {shard} are identical copies") in refused(log, shard)
     assert f"{log}: this log is passed twice" in refused(log, log)
+
+
+def test_goldens_with_a_duplicated_id_are_refused_at_import(inspect_cli, task_dir, tmp_path):
+    # Issue 30: the import wrote the goldens, a row was then duplicated, and the next import
+    # accepted them; only the readout refused.
+    workspace = tmp_path / "fresh"
+    workspace.mkdir()
+    log, = inspect_eval(inspect_cli, task_dir, "a")
+    ok(langchef("import", "inspect", log, "--experiment", "imported", "--arm", "a",
+                "--workspace", workspace, cwd=workspace))
+    goldens = workspace / "goldens" / "planted_qa.jsonl"
+    rows = goldens.read_text().splitlines()
+    goldens.write_text("\n".join([*rows, rows[2]]) + "\n")
+    expected = ("goldens/planted_qa.jsonl, column 'example_id', row 13: duplicated id 'g03'; "
+                "first seen at row 3")
+    other = inspect_eval(inspect_cli, task_dir, "b")
+    for only in (("--experiment", "imported", "--arm", "b"), ("--goldens-only",)):
+        result = langchef("import", "inspect", *other, *only,
+                          "--workspace", workspace, cwd=workspace)
+        assert result.returncode == 2 and expected in result.stderr
+    assert sorted(path.name for path in (workspace / "runs" / "imported").iterdir()) == ["a.jsonl"]
+
+
+def test_a_refused_import_writes_no_goldens(inspect_cli, task_dir, tmp_path):
+    # The other arm's run names another tool: refused before the missing goldens are written.
+    workspace = tmp_path / "fresh"
+    write_jsonl(workspace / "runs" / "imported" / "a.jsonl",
+                [{"example_id": "g01", "output": "4", "imported": json.dumps(
+                    {"tool": "promptfoo", "dataset": "planted_qa", "scores": {}})}])
+    result = langchef("import", "inspect", *inspect_eval(inspect_cli, task_dir, "b"),
+                      "--experiment", "imported", "--arm", "b", "--workspace", workspace,
+                      cwd=workspace)
+    assert result.returncode == 2 and "arm 'a' was imported from promptfoo" in result.stderr
+    assert not (workspace / "goldens").exists()
+    assert not (workspace / "runs" / "imported" / "b.jsonl").exists()
