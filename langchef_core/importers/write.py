@@ -56,9 +56,10 @@ class ImportResult:
     @property
     def sentence(self) -> str:
         wrote = f" and {self.goldens_file}" if self.goldens_file else ""
-        epochs = f" × {self.epochs} epochs" if self.epochs > 1 else ""
-        return (f"imported {self.goldens} goldens{epochs} into {self.run_file}{wrote} "
-                f"(judge {self.judge_id}, scorers {', '.join(self.scorers)})")
+        epochs = f"{self.epochs} epoch{'s' if self.epochs != 1 else ''}"
+        return (f"imported arm {self.arm!r}: {self.goldens} goldens × {epochs} into "
+                f"{self.run_file}{wrote} (judge {self.judge_id}, scorers "
+                f"{', '.join(self.scorers)})")
 
 
 def write_import(workspace: Workspace, log: ImportedLog, *, experiment: str, arm: str,

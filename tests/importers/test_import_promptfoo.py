@@ -83,8 +83,10 @@ def test_planted_broke_and_fixed_goldens_are_recovered(promptfoo_cli, eval_dir, 
                     extra="guardrails: [{metric: cost_usd, statistic: mean, max_increase: 0.5}]\n")
     for arm in ("a", "b"):
         log = promptfoo_eval(promptfoo_cli, eval_dir, arm, config(arm))
-        ok(langchef("import", "promptfoo", log, "--experiment", "imported", "--arm", arm,
-                    "--workspace", workspace, cwd=workspace))
+        result = ok(langchef("import", "promptfoo", log, "--experiment", "imported", "--arm", arm,
+                             "--workspace", workspace, cwd=workspace))
+        assert result.stdout.startswith(f"imported arm '{arm}': 12 goldens × 1 epoch into "
+                                        f"runs/imported/{arm}.jsonl")
     readout = read_out(workspace)
 
     assert flipped(readout) == (BROKE, FIXED)
@@ -105,9 +107,12 @@ def test_repeat_two_shows_scoring_repeatability(promptfoo_cli, eval_dir, tmp_pat
     approved_design(workspace, judge=JUDGE, criteria="[equals, contains]", suite="planted")
     runs = {"a": config("a", repeat=2, flaky="g03"), "b": config("b", repeat=2)}
     for arm, text in runs.items():
-        ok(langchef("import", "promptfoo", promptfoo_eval(promptfoo_cli, eval_dir, arm, text),
-                    "--experiment", "imported", "--arm", arm, "--workspace", workspace,
-                    cwd=workspace))
+        result = ok(langchef("import", "promptfoo",
+                             promptfoo_eval(promptfoo_cli, eval_dir, arm, text), "--experiment",
+                             "imported", "--arm", arm, "--workspace", workspace, "--json",
+                             cwd=workspace))
+        assert (json.loads(result.stdout)["goldens"], json.loads(result.stdout)["epochs"]) == \
+            (12, 2)
     readout = read_out(workspace)
     assert readout["repeatability"]["baseline"]["changed_ids"] == ["g03"]
     assert readout["repeatability"]["variant"]["changed"] == 0
