@@ -192,6 +192,11 @@ def test_a_sample_twice_in_one_epoch_is_refused_naming_both_rows(inspect_cli, ta
 
     assert (f"{edited}: sample 'g03' has two conflicting rows in epoch 2: samples[{index}] and "
             f"samples[{again}] differ in scorer 'match' (pass 1 vs fail 0)") in refused(edited)
+    # A sample missing from one epoch: the epochs differ between samples.
+    read.samples = [s for s in read.samples if s is not copy and (s.id, s.epoch) != ("g05", 2)]
+    write_eval_log(read, str(edited))
+    assert (f"{edited}: sample 'g05' has 1 epoch (1) where the other 11 samples have 2 epochs "
+            "(1, 2); every sample of a run has the same epochs") in refused(edited)
     # The same run passed twice as shards: every sample twice, the rows identical.
     shard = log.with_name("copy.eval")
     shutil.copy(log, shard)

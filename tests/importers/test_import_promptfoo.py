@@ -188,3 +188,13 @@ def test_a_second_row_for_one_test_is_refused_naming_both_rows(promptfoo_cli, ev
     assert "this log is passed twice" in langchef(
         "import", "promptfoo", log, log, "--experiment", "imported", "--arm", "a", "--suite",
         "planted", "--workspace", workspace, cwd=workspace).stderr
+
+
+def test_a_test_with_its_own_repeat_is_refused(promptfoo_cli, eval_dir, tmp_path):
+    # One epoch count per arm: g03 run twice where the others ran once is not read as epochs.
+    tests = eval_dir / "tests.yaml"
+    tests.write_text(tests.read_text().replace("- description: g03\n",
+                                               "- description: g03\n  options: {repeat: 2}\n"))
+    log = promptfoo_eval(promptfoo_cli, eval_dir, "a", config("a"))
+    assert (f"{log}: the tests ran different numbers of repeats (test 'g01' 1, test 'g03' 2); "
+            "every golden of an arm needs the same number of epochs") in refused(log, tmp_path)
