@@ -45,7 +45,7 @@ def checked_samples(tool: str, source: str, samples: list[ToolSample]) -> tuple[
         key = (sample.example_id, sample.epoch)
         if key in seen:
             raise sample_twice(sample.example_id, sample.epoch, seen[key].origin, sample.origin,
-                               differences(seen[key], sample), source)
+                               _differences(seen[key], sample), source)
         seen[key] = sample
         known = first.setdefault(sample.example_id, sample)
         if (known.input, known.ideal) != (sample.input, sample.ideal):
@@ -78,7 +78,7 @@ def sample_twice(example_id: str, epoch: int, first: tuple | None, second: tuple
                       hint=hint)
 
 
-def differences(first: ToolSample, second: ToolSample) -> list[str]:
+def _differences(first: ToolSample, second: ToolSample) -> list[str]:
     """What differs between two rows of one sample: field names, and each scorer whose
     verdict differs with both verdicts."""
     found = [name for name in _COMPARED if getattr(first, name) != getattr(second, name)]
@@ -106,7 +106,7 @@ def _refuse_unequal_epochs(samples: list[ToolSample], source: str) -> None:
         extra = next((s for s in rows if s.epoch not in usual), rows[-1])
         base = rows[1] if extra is rows[0] else rows[0]
         file, places = _two_rows(base.origin, extra.origin, source)
-        differing = differences(base, extra)
+        differing = _differences(base, extra)
         raise InputError(f"sample {odd!r} has {len(rows)} rows where {others} have "
                          f"{len(usual)} each (one per epoch): {places[0]} and {places[1]} "
                          + (f"differ in {', '.join(differing)}" if differing

@@ -11,7 +11,9 @@ holding them; with several tasks in one run, name the task.
   filter other than ``none`` produced it); it passes at the threshold (1.0: ``acc`` and
   ``exact_match`` are 0 or 1);
 - the harness's own ``doc_hash`` and ``target_hash`` are checked against the document and
-  target on the line, so an edited line is refused rather than paired;
+  target on the line, so an edited line is refused rather than paired; a second line of one
+  document under one filter (a copied line, which used to replace the first's scores), or
+  under another filter with another document, is refused naming both lines;
 - traffic time is the run's ``date`` (the results file; no per-sample time is recorded);
   the judge id hashes the task's ``output_type``, ``metric_list`` and ``filter_list`` and
   the threshold (not the whole config: the CLI copies the model's arguments into it);
