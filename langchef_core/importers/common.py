@@ -16,7 +16,6 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from ..inputs.errors import InputError
 from ..scoring.judges.base import canonical_json, judge_id as hashed_judge_id
 from ..scoring.judges.imported import imported_cell, sample_sha256
 
@@ -39,6 +38,9 @@ class ToolSample:
     created_at: str | None  # ISO-8601 with a zone
     latency_ms: float | None = None
     cost_usd: float | None = None
+    # Where the row is, to name it in a refusal: the log file and its place in it
+    # (``results.results[3]``, ``line 7``, ``samples[2]``).
+    origin: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,7 +62,8 @@ class ImportedLog:
 
     @property
     def epochs(self) -> int:
-        return max((sample.epoch for sample in self.samples), default=0)
+        """How many epochs each sample has (``checked_samples`` proved they all have as many)."""
+        return len({sample.epoch for sample in self.samples})
 
     @property
     def goldens(self) -> pd.DataFrame:
@@ -121,28 +124,6 @@ class ImportedLog:
 def derived_judge_id(tool: str, configuration) -> str:
     """``<tool>:<12 hex>`` over the scorer configuration the log records."""
     return hashed_judge_id(tool, {"scorers": configuration})
-
-
-def checked_samples(tool: str, source: str, samples: list[ToolSample]) -> tuple[ToolSample, ...]:
-    """Refuse a log that has one (sample, epoch) twice, or whose epochs of one sample
-    disagree on its input or ideal (two datasets under one id)."""
-    seen, first = set(), {}
-    for sample in samples:
-        key = (sample.example_id, sample.epoch)
-        if key in seen:
-            raise InputError(f"sample {sample.example_id!r} appears twice in epoch "
-                             f"{sample.epoch}", file=source,
-                             hint="import each run once; pass every log of one arm only once")
-        seen.add(key)
-        known = first.setdefault(sample.example_id, sample)
-        if (known.input, known.ideal) != (sample.input, sample.ideal):
-            raise InputError(f"sample {sample.example_id!r} has different inputs in epochs "
-                             f"{known.epoch} and {sample.epoch}", file=source,
-                             hint="give every sample a unique id in the dataset")
-    if not samples:
-        raise InputError(f"the {tool} log holds no scored samples", file=source,
-                         hint="run the eval to completion and import the log it wrote")
-    return tuple(samples)
 
 
 def text_of(value) -> str | None:

@@ -23,8 +23,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..inputs.errors import InputError
-from .common import (DEFAULT_THRESHOLD, ImportedLog, ToolSample, checked_samples,
-                     derived_judge_id, iso_with_zone, text_of)
+from .checks import checked_samples, log_paths
+from .common import (DEFAULT_THRESHOLD, ImportedLog, ToolSample, derived_judge_id,
+                     iso_with_zone, text_of)
 
 TOOL = "inspect"
 EXTRA_SENTENCE = ("reading Inspect AI logs needs Inspect's own log reader; install it with "
@@ -34,15 +35,16 @@ EXTRA_SENTENCE = ("reading Inspect AI logs needs Inspect's own log reader; insta
 def read_inspect_log(paths, *, threshold: float = DEFAULT_THRESHOLD) -> ImportedLog:
     """One arm from one or more Inspect logs (several files: shards of one run)."""
     reader, to_float = _inspect_reader()
-    paths = [Path(path) for path in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    paths = log_paths(paths)
     samples, configurations, datasets = [], [], set()
     for path in paths:
         log = _read(reader, path)
         configurations.append(_scorer_configuration(log))
         datasets.add(getattr(log.eval.dataset, "name", None))
         created = iso_with_zone(_text(log.eval.created))
-        for sample in log.samples:
-            samples.append(_sample(sample, path, created, to_float, threshold))
+        for index, sample in enumerate(log.samples):
+            samples.append(_sample(sample, (str(path), f"samples[{index}]"), created, to_float,
+                                   threshold))
     source = ", ".join(str(path) for path in paths)
     if len({str(c) for c in configurations}) > 1:
         raise InputError("these logs were scored with different scorers or scorer options",
@@ -99,28 +101,28 @@ def _scorer_configuration(log) -> list[dict]:
     return [{"name": s.name, "options": dict(s.params or {})} for s in results]
 
 
-def _sample(sample, path: Path, created, to_float, threshold) -> ToolSample:
-    example_id = str(sample.id)
+def _sample(sample, origin: tuple, created, to_float, threshold) -> ToolSample:
+    example_id, path = str(sample.id), origin[0]
     where = f"sample {example_id!r} (epoch {sample.epoch})"
     if sample.error is not None:
         message = str(getattr(sample.error, "message", sample.error)).splitlines()[0]
-        raise InputError(f"{where} ended in an error ({message})", file=str(path),
+        raise InputError(f"{where} ended in an error ({message})", file=path,
                          hint="fix the error and re-run the eval (inspect eval-retry), then "
                               "import the new log")
     if not sample.scores:
-        raise InputError(f"{where} was not scored", file=str(path),
+        raise InputError(f"{where} was not scored", file=path,
                          hint="score the log (inspect score) and import the scored log")
     scores = {}
     for name, score in sample.scores.items():
         if isinstance(score.value, (dict, list)):
             raise InputError(f"{where}: scorer {name!r} gives several values per sample, "
-                             "which langchef cannot read as one verdict", file=str(path),
+                             "which langchef cannot read as one verdict", file=path,
                              hint="score with one value per scorer (one scorer per value)")
         try:
             value = float(to_float(score.value))
         except (TypeError, ValueError):
             raise InputError(f"{where}: scorer {name!r} gave {score.value!r}, not a score",
-                             file=str(path), hint="use a scorer whose values are C/I/P/N, "
+                             file=path, hint="use a scorer whose values are C/I/P/N, "
                                                   "numbers or booleans") from None
         scores[name] = (value >= threshold, value)
     return ToolSample(example_id=example_id, epoch=int(sample.epoch),
@@ -129,7 +131,7 @@ def _sample(sample, path: Path, created, to_float, threshold) -> ToolSample:
                       scores=scores,
                       created_at=iso_with_zone(_text(sample.started_at)) or created,
                       latency_ms=None if sample.total_time is None else sample.total_time * 1000,
-                      cost_usd=_cost(sample))
+                      cost_usd=_cost(sample), origin=origin)
 
 
 def _input(value) -> str:

@@ -11,7 +11,9 @@ holding them; with several tasks in one run, name the task.
   filter other than ``none`` produced it); it passes at the threshold (1.0: ``acc`` and
   ``exact_match`` are 0 or 1);
 - the harness's own ``doc_hash`` and ``target_hash`` are checked against the document and
-  target on the line, so an edited line is refused rather than paired;
+  target on the line, so an edited line is refused rather than paired; a second line of one
+  document under one filter (a copied line, which used to replace the first's scores), or
+  under another filter with another document, is refused naming both lines;
 - traffic time is the run's ``date`` (the results file; no per-sample time is recorded);
   the judge id hashes the task's ``output_type``, ``metric_list`` and ``filter_list`` and
   the threshold (not the whole config: the CLI copies the model's arguments into it);
@@ -27,8 +29,9 @@ import re
 from pathlib import Path
 
 from ..inputs.errors import InputError
-from .common import (DEFAULT_THRESHOLD, ImportedLog, ToolSample, checked_samples,
-                     derived_judge_id, iso_from_unix, text_of)
+from .checks import checked_samples, log_paths, sample_twice
+from .common import (DEFAULT_THRESHOLD, ImportedLog, ToolSample, derived_judge_id, iso_from_unix,
+                     text_of)
 
 TOOL = "lm-eval"
 _SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
@@ -65,7 +68,7 @@ def read_lm_eval_log(paths, *, task: str | None = None,
 
 
 def _sample_files(paths) -> dict[Path, dict]:
-    paths = [Path(path) for path in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    paths = log_paths(paths)
     found = {}
     for path in paths:
         if path.is_dir():
@@ -104,13 +107,17 @@ def _results(samples_path: Path, time: str) -> dict | None:
 
 
 def _samples(path: Path, created: str | None, threshold: float) -> list[ToolSample]:
+    """One sample per document; its lines (one per filter) must agree on the document and
+    target, and no (document, filter) has two lines."""
     by_doc: dict[int, dict] = {}
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             entry = _line(line, path, number)
-            doc = by_doc.setdefault(entry["doc_id"], {"entry": entry, "scores": {}})
+            doc = by_doc.setdefault(entry["doc_id"], {"entry": entry, "scores": {}, "lines": {},
+                                                      "origin": (str(path), f"line {number}")})
+            _refuse_second_line(doc, entry, (str(path), f"line {number}"))
             for metric in entry["metrics"]:
                 name = metric if entry.get("filter", "none") == "none" \
                     else f"{metric},{entry['filter']}"
@@ -123,8 +130,20 @@ def _samples(path: Path, created: str | None, threshold: float) -> list[ToolSamp
                 doc["scores"][name] = (float(value) >= threshold, float(value))
     return [ToolSample(example_id=_id(doc["entry"]), epoch=1, input=text_of(doc["entry"]["doc"]),
                        ideal=str(doc["entry"]["target"]), output=_output(doc["entry"]),
-                       scores=doc["scores"], created_at=created)
+                       scores=doc["scores"], created_at=created, origin=doc["origin"])
             for doc in by_doc.values()]
+
+
+def _refuse_second_line(doc: dict, entry: dict, origin: tuple) -> None:
+    """A second line of one document under one filter, or under another filter with another
+    document or target: two conflicting records of one sample (or a copied line)."""
+    first, earlier = doc["entry"], doc["lines"].get(entry.get("filter", "none"))
+    if earlier is None and (first["doc"], first["target"]) == (entry["doc"], entry["target"]):
+        doc["lines"][entry.get("filter", "none")] = (entry, origin)
+        return
+    other, where = earlier or (first, doc["origin"])
+    differing = [key for key in dict.fromkeys([*other, *entry]) if other.get(key) != entry.get(key)]
+    raise sample_twice(_id(entry), 1, where, origin, differing, origin[0])
 
 
 def _line(line: str, path: Path, number: int) -> dict:

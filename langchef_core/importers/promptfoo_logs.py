@@ -9,7 +9,9 @@
   assertion of one type in one test gets ``#2``); it passes as promptfoo graded it
   (``componentResults[j].pass``), and its ``score`` is kept;
 - ``repeat: k`` writes k rows per test with no repeat index: they are the test's epochs in
-  the order promptfoo numbered them (``testIdx``);
+  the order promptfoo numbered them (``testIdx``). Two rows of one test with one ``testIdx``,
+  or a test with more rows than the others, are an edited or concatenated file: refused,
+  naming both rows (``results.results[i]``) and what differs;
 - a provider error (``failureReason`` 2) is not a verdict: the import is refused, naming the
   test, so an outage never counts as a regression;
 - traffic time is the eval's ``results.timestamp`` (no per-row time is recorded); latency
@@ -24,8 +26,8 @@ from pathlib import Path
 
 from ..inputs.errors import InputError
 from ..scoring.judges.base import canonical_json, sha256_hex
-from .common import (ImportedLog, ToolSample, checked_samples, derived_judge_id,
-                     iso_with_zone, text_of)
+from .checks import checked_samples, log_paths
+from .common import ImportedLog, ToolSample, derived_judge_id, iso_with_zone, text_of
 
 TOOL = "promptfoo"
 PROVIDER_ERROR = 2
@@ -33,8 +35,8 @@ PROVIDER_ERROR = 2
 
 def read_promptfoo_log(paths, *, provider: str | None = None) -> ImportedLog:
     """One arm from promptfoo results file(s)."""
-    paths = [Path(path) for path in ([paths] if isinstance(paths, (str, Path)) else paths)]
-    samples, assertions, datasets = [], {}, set()
+    paths = log_paths(paths)
+    samples, assertions, datasets, repeats = [], {}, set(), {}
     for path in paths:
         document = _document(path)
         created = iso_with_zone(document["results"].get("timestamp")) or iso_with_zone(
@@ -42,14 +44,21 @@ def read_promptfoo_log(paths, *, provider: str | None = None) -> ImportedLog:
         rows = _chosen_rows(document["results"], provider, path)
         tests = document.get("config", {}).get("tests")
         datasets.add(tests if isinstance(tests, str) else None)
-        counts: dict[str, int] = {}
-        for row in sorted(rows, key=lambda r: (r.get("testIdx", 0), r.get("promptIdx", 0))):
+        repeats[path] = _repeat(document, rows, path)
+        epochs = _epochs(rows)
+        for index, row in sorted(rows.items(), key=lambda item: _order(item[1])):
             example_id = _test_id(row)
-            counts[example_id] = counts.get(example_id, 0) + 1
-            samples.append(_sample(row, example_id, counts[example_id], created, path))
+            samples.append(_sample(row, example_id, epochs[index], created,
+                                   (str(path), f"results.results[{index}]")))
             assertions.setdefault(example_id, _configured(row))
     source = ", ".join(str(path) for path in paths)
     checked = checked_samples(TOOL, source, samples)
+    for path, repeat in repeats.items():
+        if repeat is not None and len({sample.epoch for sample in checked}) > repeat:
+            raise InputError(f"each test has {len({s.epoch for s in checked})} rows, but the eval "
+                             f"ran with repeat {repeat}", file=str(path),
+                             hint="a results file holds each test once per repeat: import it as "
+                                  "promptfoo wrote it (not concatenated or edited)")
     scorers = tuple(dict.fromkeys(name for sample in checked for name in sample.scores))
     return ImportedLog(tool=TOOL, source=source, samples=checked, scorers=scorers,
                        judge_id=derived_judge_id(TOOL, dict(sorted(assertions.items()))),
@@ -82,16 +91,17 @@ def _column(row: dict) -> tuple:
     return (row.get("promptIdx", 0), found.get("label") or found.get("id"), found.get("id"))
 
 
-def _chosen_rows(results: dict, provider: str | None, path: Path) -> list[dict]:
-    rows = [row for row in results["results"] if isinstance(row, dict)]
-    columns = sorted({_column(row) for row in rows}, key=str)
+def _chosen_rows(results: dict, provider: str | None, path: Path) -> dict[int, dict]:
+    """The rows of the one column to import, by their index in ``results.results``."""
+    rows = {index: row for index, row in enumerate(results["results"]) if isinstance(row, dict)}
+    columns = sorted({_column(row) for row in rows.values()}, key=str)
     if provider is not None:
-        rows = [row for row in rows if provider in _column(row)[1:]]
+        rows = {index: row for index, row in rows.items() if provider in _column(row)[1:]}
         if not rows:
             raise InputError(f"no results from provider {provider!r}; the file has "
                              f"{sorted({c[1] for c in columns})}", file=str(path),
                              hint="name one of those provider labels")
-        columns = sorted({_column(row) for row in rows}, key=str)
+        columns = sorted({_column(row) for row in rows.values()}, key=str)
     if len(columns) > 1:
         labels = sorted({str(c[1]) for c in columns})
         raise InputError(f"this eval compared {len(columns)} prompt/provider columns "
@@ -100,6 +110,45 @@ def _chosen_rows(results: dict, provider: str | None, path: Path) -> list[dict]:
                               "arm" if len(labels) > 1 else
                               "split the prompts into one eval per arm")
     return rows
+
+
+def _repeat(document: dict, rows: dict[int, dict], path: Path) -> int | None:
+    """How many times the eval ran each test (``runtimeOptions.repeat``, else the config's
+    ``evaluateOptions.repeat``), None when the file does not say. A test's own
+    ``options.repeat`` that differs from the others' is refused: every golden of an arm has
+    the same epochs."""
+    overall = (document.get("runtimeOptions") or {}).get("repeat") or (
+        (document.get("config") or {}).get("evaluateOptions") or {}).get("repeat")
+    own = {_test_id(row): ((row.get("testCase") or {}).get("options") or {}).get("repeat")
+           or overall for row in rows.values()}
+    first_with = {}
+    for test, repeat in own.items():
+        first_with.setdefault(str(repeat or 1), test)
+    if len(first_with) > 1:
+        shown = ", ".join(f"test {test!r} {repeat}" for repeat, test in first_with.items())
+        raise InputError(f"the tests ran different numbers of repeats ({shown})", file=str(path),
+                         hint="every golden of an arm needs the same number of epochs: set "
+                              "repeat for the whole eval (evaluateOptions.repeat), not per test")
+    found = next(iter(own.values()), None)
+    return found if isinstance(found, int) and not isinstance(found, bool) and found > 0 else None
+
+
+def _order(row: dict) -> tuple[int, int]:
+    """``(testIdx, promptIdx)``; -1 where one is missing or not a number."""
+    return tuple(value if isinstance(value, int) and not isinstance(value, bool) else -1
+                 for value in (row.get("testIdx"), row.get("promptIdx")))
+
+
+def _epochs(rows: dict[int, dict]) -> dict[int, int]:
+    """Each row's epoch: the rank of its ``testIdx`` among its test's. promptfoo runs
+    ``repeat: k`` as k rows per test with distinct ``testIdx``; a second row with a
+    ``testIdx`` the test already has is the same repeat twice (refused by checked_samples)."""
+    indices: dict[str, set] = {}
+    for row in rows.values():
+        indices.setdefault(_test_id(row), set()).add(_order(row))
+    ranks = {test: {order: rank for rank, order in enumerate(sorted(found), 1)}
+             for test, found in indices.items()}
+    return {index: ranks[_test_id(row)][_order(row)] for index, row in rows.items()}
 
 
 def _test_id(row: dict) -> str:
@@ -112,14 +161,15 @@ def _test_id(row: dict) -> str:
     return "vars:" + sha256_hex(canonical_json(variables))[:12]
 
 
-def _sample(row: dict, example_id: str, epoch: int, created, path: Path) -> ToolSample:
+def _sample(row: dict, example_id: str, epoch: int, created, origin: tuple) -> ToolSample:
     where = f"test {example_id!r}" + (f" (repeat {epoch})" if epoch > 1 else "")
+    path = origin[0]
     grading = row.get("gradingResult")
     if row.get("failureReason") == PROVIDER_ERROR or grading is None:
         message = str(row.get("error") or (row.get("response") or {}).get("error") or
                       "no grading result").splitlines()[0]
         raise InputError(f"{where}: the provider failed ({message}), so there is no verdict",
-                         file=str(path), hint="fix the provider and re-run the eval; an error "
+                         file=path, hint="fix the provider and re-run the eval; an error "
                                               "is not a failed answer")
     scores, seen = {}, {}
     for component in grading.get("componentResults") or []:
@@ -137,7 +187,8 @@ def _sample(row: dict, example_id: str, epoch: int, created, path: Path) -> Tool
     return ToolSample(example_id=example_id, epoch=epoch,
                       input=text_of(row.get("vars") or case.get("vars") or {}), ideal=None,
                       output=text_of(response.get("output")), scores=scores, created_at=created,
-                      latency_ms=_number(row.get("latencyMs")), cost_usd=_number(row.get("cost")))
+                      latency_ms=_number(row.get("latencyMs")), cost_usd=_number(row.get("cost")),
+                      origin=origin)
 
 
 def _configured(row: dict) -> list:

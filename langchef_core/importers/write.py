@@ -3,6 +3,7 @@
 ``write_import`` writes ``runs/<experiment>/<arm>.jsonl`` and, when the suite has no goldens
 yet, ``goldens/<suite>.jsonl``. Before writing anything it proves the pairing:
 
+- the suite's goldens file passes the readout's checks (a duplicated id names both rows);
 - every sample of the log is a golden of the suite, every golden has a sample, and each
   sample's input and ideal hash to the golden's (the first differing samples are named);
 - the dataset the log names is the one the other arms' imported runs name.
@@ -23,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..inputs.errors import InputError
+from ..inputs.schemas import read_input, validate_table
 from ..inputs.tables import read_table
 from ..inputs.workspace import Workspace, check_name
 from ..scoring.judges.imported import IMPORTED_COLUMN, sample_sha256
@@ -54,9 +56,10 @@ class ImportResult:
     @property
     def sentence(self) -> str:
         wrote = f" and {self.goldens_file}" if self.goldens_file else ""
-        epochs = f" × {self.epochs} epochs" if self.epochs > 1 else ""
-        return (f"imported {self.goldens} goldens{epochs} into {self.run_file}{wrote} "
-                f"(judge {self.judge_id}, scorers {', '.join(self.scorers)})")
+        epochs = f"{self.epochs} epoch{'s' if self.epochs != 1 else ''}"
+        return (f"imported arm {self.arm!r}: {self.goldens} goldens × {epochs} into "
+                f"{self.run_file}{wrote} (judge {self.judge_id}, scorers "
+                f"{', '.join(self.scorers)})")
 
 
 def write_import(workspace: Workspace, log: ImportedLog, *, experiment: str, arm: str,
@@ -74,15 +77,12 @@ def write_import(workspace: Workspace, log: ImportedLog, *, experiment: str, arm
     if run_path.suffix != ".jsonl":
         run_path = run_path.with_suffix(".jsonl")
     goldens_path = workspace.goldens_path(suite)
-    if goldens_path.exists():
-        check_against_goldens(log, read_table(goldens_path, label=workspace.relative(goldens_path)),
-                              workspace.relative(goldens_path))
-        wrote_goldens = None
-    else:
-        _write_jsonl(goldens_path, log.goldens)
-        wrote_goldens = workspace.relative(goldens_path)
+    new_goldens = _paired_goldens(workspace, log, goldens_path)
     check_against_other_arms(log, workspace, experiment, arm)
+    if new_goldens is not None:
+        _write_jsonl(goldens_path, new_goldens)
     _write_jsonl(run_path, log.run)
+    wrote_goldens = workspace.relative(goldens_path) if new_goldens is not None else None
     return ImportResult(experiment=experiment, arm=arm, suite=suite,
                         run_file=workspace.relative(run_path), goldens_file=wrote_goldens,
                         goldens=len(log.example_ids), epochs=log.epochs, judge_id=log.judge_id,
@@ -97,12 +97,23 @@ def write_goldens(workspace: Workspace, log: ImportedLog, *, suite: str | None =
     if not suite:
         _no_suite(log)
     path = workspace.goldens_path(check_name(suite, "suite"))
-    if path.exists():
-        check_against_goldens(log, read_table(path, label=workspace.relative(path)),
-                              workspace.relative(path))
-    else:
-        _write_jsonl(path, log.goldens)
+    new_goldens = _paired_goldens(workspace, log, path)
+    if new_goldens is not None:
+        _write_jsonl(path, new_goldens)
     return workspace.relative(path)
+
+
+def _paired_goldens(workspace: Workspace, log: ImportedLog, path: Path) -> pd.DataFrame | None:
+    """None when the suite's goldens file exists and ``log`` pairs with it; else the goldens
+    to write. Either way the goldens pass the checks a readout makes (one row per id, …), so
+    a file the readout would refuse is refused here, before anything is written."""
+    label = workspace.relative(path)
+    if path.exists():
+        check_against_goldens(log, read_input(path, "goldens", label=label), label)
+        return None
+    goldens = log.goldens.set_axis(range(1, len(log.goldens) + 1))  # rows as in the file
+    validate_table(goldens, "goldens", file=label)
+    return goldens
 
 
 def check_against_goldens(log: ImportedLog, goldens: pd.DataFrame, label: str) -> None:

@@ -91,7 +91,7 @@ def test_two_epochs_show_scoring_repeatability(inspect_cli, task_dir, workspace)
     for arm, log in logs.items():
         result = ok(langchef("import", "inspect", *log, "--experiment", "imported", "--arm", arm,
                              "--workspace", workspace, cwd=workspace))
-        assert "× 2 epochs" in result.stdout
+        assert result.stdout.startswith(f"imported arm '{arm}': 12 goldens × 2 epochs into")
     readout = read_out(workspace)
 
     repeat = readout["repeatability"]
@@ -166,3 +166,76 @@ def test_a_file_that_is_not_an_inspect_log_gets_one_sentence(inspect_cli, tmp_pa
     assert result.returncode == 2
     assert result.stderr.startswith(f"langchef: error: {bad}: not an Inspect AI log")
     assert "pass a .eval or .json log written by `inspect eval`" in result.stderr
+
+
+def test_a_sample_twice_in_one_epoch_is_refused_naming_both_rows(inspect_cli, task_dir,
+                                                                   workspace):
+    from inspect_ai.log import read_eval_log, write_eval_log
+    log, = inspect_eval(inspect_cli, task_dir, "a", "--epochs", "2")
+    read = read_eval_log(str(log))
+    # Two epochs of every sample are the run; a second g03 in epoch 2 (scored another way) is not.
+    index = next(i for i, s in enumerate(read.samples) if (s.id, s.epoch) == ("g03", 2))
+    copy = read.samples[index].model_copy(deep=True)
+    copy.scores["match"].value = "I"
+    read.samples.append(copy)
+    edited = task_dir / "edited.json"
+    write_eval_log(read, str(edited))
+    index, again = (i for i, s in enumerate(read_eval_log(str(edited)).samples)
+                    if (s.id, s.epoch) == ("g03", 2))  # the writer orders the samples
+
+    def refused(*logs) -> str:
+        result = langchef("import", "inspect", *logs, "--experiment", "imported", "--arm", "a",
+                          "--workspace", workspace, cwd=workspace)
+        assert result.returncode == 2, result.stdout
+        assert not (workspace / "runs").exists()
+        return result.stderr
+
+    assert (f"{edited}: sample 'g03' has two conflicting rows in epoch 2: samples[{index}] and "
+            f"samples[{again}] differ in scorer 'match' (pass 1 vs fail 0)") in refused(edited)
+    # A sample missing from one epoch: the epochs differ between samples.
+    read.samples = [s for s in read.samples if s is not copy and (s.id, s.epoch) != ("g05", 2)]
+    write_eval_log(read, str(edited))
+    assert (f"{edited}: sample 'g05' has 1 epoch (1) where the other 11 samples have 2 epochs "
+            "(1, 2); every sample of a run has the same epochs") in refused(edited)
+    # The same run passed twice as shards: every sample twice, the rows identical.
+    shard = log.with_name("copy.eval")
+    shutil.copy(log, shard)
+    first = read.samples[0]
+    assert (f"sample {first.id!r} has two rows in epoch {first.epoch}: samples[0] of {log} and "
+            f"samples[0] of {shard} are identical copies") in refused(log, shard)
+    assert f"{log}: this log is passed twice" in refused(log, log)
+
+
+def test_goldens_with_a_duplicated_id_are_refused_at_import(inspect_cli, task_dir, tmp_path):
+    # Issue 30: the import wrote the goldens, a row was then duplicated, and the next import
+    # accepted them; only the readout refused.
+    workspace = tmp_path / "fresh"
+    workspace.mkdir()
+    log, = inspect_eval(inspect_cli, task_dir, "a")
+    ok(langchef("import", "inspect", log, "--experiment", "imported", "--arm", "a",
+                "--workspace", workspace, cwd=workspace))
+    goldens = workspace / "goldens" / "planted_qa.jsonl"
+    rows = goldens.read_text().splitlines()
+    goldens.write_text("\n".join([*rows, rows[2]]) + "\n")
+    expected = ("goldens/planted_qa.jsonl, column 'example_id', row 13: duplicated id 'g03'; "
+                "first seen at row 3")
+    other = inspect_eval(inspect_cli, task_dir, "b")
+    for only in (("--experiment", "imported", "--arm", "b"), ("--goldens-only",)):
+        result = langchef("import", "inspect", *other, *only,
+                          "--workspace", workspace, cwd=workspace)
+        assert result.returncode == 2 and expected in result.stderr
+    assert sorted(path.name for path in (workspace / "runs" / "imported").iterdir()) == ["a.jsonl"]
+
+
+def test_a_refused_import_writes_no_goldens(inspect_cli, task_dir, tmp_path):
+    # The other arm's run names another tool: refused before the missing goldens are written.
+    workspace = tmp_path / "fresh"
+    write_jsonl(workspace / "runs" / "imported" / "a.jsonl",
+                [{"example_id": "g01", "output": "4", "imported": json.dumps(
+                    {"tool": "promptfoo", "dataset": "planted_qa", "scores": {}})}])
+    result = langchef("import", "inspect", *inspect_eval(inspect_cli, task_dir, "b"),
+                      "--experiment", "imported", "--arm", "b", "--workspace", workspace,
+                      cwd=workspace)
+    assert result.returncode == 2 and "arm 'a' was imported from promptfoo" in result.stderr
+    assert not (workspace / "goldens").exists()
+    assert not (workspace / "runs" / "imported" / "b.jsonl").exists()

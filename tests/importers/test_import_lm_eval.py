@@ -103,3 +103,22 @@ def test_an_edited_sample_line_is_refused(lm_eval_python, task_dir, tmp_path):
                       "--workspace", tmp_path, cwd=tmp_path)
     assert result.returncode == 2
     assert f"{samples}, row 3: sample 'g03': the document or target does not match" in result.stderr
+
+
+def test_a_second_line_for_one_document_is_refused_naming_both_lines(lm_eval_python, task_dir,
+                                                                      tmp_path):
+    output = lm_eval(lm_eval_python, task_dir, "a")
+    samples = next(output.rglob("samples_planted_qa_*.jsonl"))
+    lines = samples.read_text().splitlines()
+    third = json.loads(lines[2])
+    assert third["doc"]["id"] == "g03" and third["exact_match"] == 1.0
+    for name, added in (("conflicting", {**third, "exact_match": 0.0}), ("identical", third)):
+        samples.write_text("\n".join([*lines, json.dumps(added)]) + "\n")
+        result = langchef("import", "lm-eval", output, "--experiment", "x", "--arm", "a",
+                          "--workspace", tmp_path, cwd=tmp_path)
+        assert result.returncode == 2
+        assert not (tmp_path / "runs").exists() and not (tmp_path / "goldens").exists()
+        assert f"{samples}: sample 'g03' has two " in result.stderr
+        assert ("conflicting rows in epoch 1: line 3 and line 13 differ in exact_match"
+                if name == "conflicting" else
+                "rows in epoch 1: line 3 and line 13 are identical copies") in result.stderr
