@@ -43,7 +43,8 @@ def latest_readouts(reports_root: Path, names=(), *, fail_on_inconclusive: bool 
         raise InputError("no reports folder here", file=str(root),
                          hint="read an experiment out first with `langchef readout NAME`, or "
                               "pass --reports DIR")
-    chosen = sorted({check_name(name) for name in names}) if names else _experiments(root)
+    chosen = sorted({check_name(name) for name in names}) if names else \
+        listed_experiments(root)
     found = []
     for experiment in chosen:
         version = latest_version(root, experiment)
@@ -102,7 +103,8 @@ def read_readout(path: Path) -> dict:
     return readout
 
 
-def _experiments(root: Path) -> list[str]:
+def listed_experiments(root: Path) -> list[str]:
+    """Every experiment folder of a reports folder with a published version, by name."""
     names = []
     for entry in sorted(root.iterdir(), key=lambda path: path.name):
         if entry.is_dir() and not entry.is_symlink() and is_allowed_name(entry.name) \

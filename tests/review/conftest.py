@@ -30,3 +30,37 @@ def demo_workspace(demo_reports_once, tmp_path):
     copy = tmp_path / "demo"
     shutil.copytree(demo_reports_once, copy, symlinks=True)
     return copy
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 API (moto in server mode) on 127.0.0.1, and the standard AWS variables that
+    point the storage libraries at it: credentials come from the environment, as in CI."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_server, monkeypatch):
+    """An empty bucket on the local S3 server; returns its name."""
+    import uuid
+
+    import boto3
+    import fsspec
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": s3_server}.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    fsspec.config.conf.pop("s3", None)
+    bucket = f"reports-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3").create_bucket(Bucket=bucket)
+    yield bucket
+    import s3fs
+    s3fs.S3FileSystem.clear_instance_cache()
