@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from langchef_core.readout.publish import publish_readout
+from langchef_core.report import render_report, write_index
+from tests.review.test_changes import CREATED_AT, moved
+
 pytestmark = pytest.mark.slow
 
 
@@ -22,25 +26,12 @@ def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
 
 
 def add_version(reports: Path, experiment: str) -> int:
-    """A new version of an experiment as `langchef readout` publishes it (the readout with a
-    new version number, its manifest's hashes, ``latest`` moved to it)."""
-    folder = reports / experiment
-    version = max(int(path.name[1:]) for path in folder.glob("v*")) + 1
-    earlier = folder / f"v{version - 1}"
-    readout = json.loads((earlier / "readout.json").read_text(encoding="utf-8"))
-    readout["version"] = version
-    body = (json.dumps(readout, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    target = folder / f"v{version}"
-    target.mkdir()
-    (target / "readout.json").write_bytes(body)
-    page = (earlier / "index.html").read_bytes() + b"<!-- v%d -->\n" % version
-    (target / "index.html").write_bytes(page)
-    manifest = json.loads((earlier / "manifest.json").read_text(encoding="utf-8"))
-    manifest.update(version=version, files={"readout.json": hashlib.sha256(body).hexdigest(),
-                                            "index.html": hashlib.sha256(page).hexdigest()})
-    (target / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    (folder / "latest").unlink()
-    (folder / "latest").symlink_to(f"v{version}")
+    """A new version of an experiment, published as `langchef readout` publishes one (its
+    inputs moved, ``latest`` moved to it)."""
+    readout = json.loads((reports / experiment / "latest" / "readout.json").read_text())
+    version = publish_readout(reports, moved(readout), created_at=CREATED_AT,
+                              render_html=render_report).version
+    write_index(reports, CREATED_AT)
     return version
 
 
@@ -73,8 +64,8 @@ def test_publish_to_a_folder_then_again_then_a_new_version(langchef, demo_worksp
     assert sorted(third.json["written"]) == sorted(
         [f"stale-index/v{version}/{name}" for name in ("index.html", "manifest.json",
                                                       "readout.json")]
-        + ["manifest.json", "stale-index/latest/index.html", "stale-index/latest/manifest.json",
-           "stale-index/latest/readout.json"])
+        + ["index.html", "manifest.json", "stale-index/latest/index.html",
+           "stale-index/latest/manifest.json", "stale-index/latest/readout.json"])
     after = snapshot(site)
     assert all(after[name] == before[name] for name in before if "/v1/" in name)
 

@@ -13,6 +13,7 @@ from urllib.parse import urldefrag
 import pytest
 
 from tests.e2e.test_browser_report import CHROMIUM, CHROMIUM_ARGS
+from tests.review.test_publish import add_version
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -91,12 +92,14 @@ def check_site(context, folder, reports):
              for path in reports.glob("*/v*/index.html")}
     latest = {base + f"{path.name}/latest/index.html" for path in reports.iterdir()
               if (path / "latest").is_dir()}
-    assert pages <= visited and latest <= visited and len(pages) == 8
+    assert pages <= visited and latest <= visited and len(pages) == 9
 
 
 def test_every_link_of_a_site_published_to_a_folder_resolves(chromium, langchef,
                                                              demo_workspace, tmp_path):
     site = tmp_path / "site"
+    # A second version of one experiment: its page links back to v1.
+    add_version(demo_workspace / "reports", "stale-index")
     assert langchef("publish", "--workspace", demo_workspace, "--to", site).code == 0
     check_site(chromium, site, demo_workspace / "reports")
     # The walk does find a missing file.
@@ -110,6 +113,7 @@ def test_every_link_of_a_site_published_to_s3_resolves(chromium, langchef, demo_
                                                        s3_bucket, tmp_path):
     import fsspec
 
+    add_version(demo_workspace / "reports", "stale-index")
     environment = {name: os.environ[name] for name in os.environ if name.startswith("AWS_")}
     destination = f"s3://{s3_bucket}/site"
     result = langchef("publish", "--workspace", demo_workspace, "--to", destination,
