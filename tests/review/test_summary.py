@@ -34,6 +34,12 @@ def test_the_demo_summary_is_the_golden_file(demo_workspace, output_format, gold
     assert summary("--workspace", demo_workspace, "--format", output_format) == found
 
 
+def test_the_readme_shows_the_golden_comment_exactly():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    golden = (GOLDEN / "summary-demo.md").read_text(encoding="utf-8")
+    assert "````markdown\n" + golden + "````\n" in readme
+
+
 @pytest.mark.slow
 def test_the_demo_summary_links_under_a_base_url_and_names_experiments(demo_workspace):
     found = summary("--workspace", demo_workspace, "stale-index", "cheaper-model",
