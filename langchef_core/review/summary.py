@@ -165,7 +165,8 @@ def markdown(rows: list[SummaryRow], *, collapsible: bool) -> str:
 
 
 def table_row(row: SummaryRow) -> str:
-    primary = f"{markdown_text(row.metric)} {row.interval}" if row.interval else NONE
+    # The interval names a non-rate metric's scale, which comes from the readout: escaped.
+    primary = markdown_text(f"{row.metric} {row.interval}") if row.interval else NONE
     flips = f"{row.broke} / {row.fixed}" if row.broke is not None else NONE
     breached = ", ".join(markdown_text(name) for name in row.breached) or NONE
     gate = "passed" if row.gate_passed else "**not passed**"

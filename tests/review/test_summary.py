@@ -1,5 +1,11 @@
 """`langchef summary`: the demo's eight readouts as a golden file, byte for byte, and
-escaping that holds against hostile names and hypotheses."""
+escaping that holds against hostile names and hypotheses.
+
+The golden files follow the demo's readouts (pinned by tests/pipeline/test_demo_readout_hashes.py):
+a commit that moves a demo number on purpose regenerates them with
+``langchef summary --workspace demo-workspace > tests/review/golden/summary-demo.md`` (and
+``--format text`` for the .txt), and copies the .md into the README's "The comment, exactly".
+"""
 
 import json
 from pathlib import Path
@@ -69,7 +75,7 @@ BASE = "https://reports.example.com/site/"
 def hostile_readout(experiment: str, hypothesis: str, guardrail: str) -> dict:
     return {"format": 1, "experiment": experiment, "version": 1, "hypothesis": hypothesis,
             "design": {"sha256": "a" * 64, "kind": "superiority"},
-            "primary": {"metric": "pass_rate", "verdict": "improvement", "noninferiority": None,
+            "primary": {"metric": hypothesis[:40], "verdict": "improvement", "noninferiority": None,
                         "margin": None, "difference": 0.1, "low": 0.02, "high": 0.18},
             "guardrails": [{"name": guardrail, "kind": "cost", "breached": True,
                             "relative_low": 0.3, "max_increase": 0.1, "increase": 0.5}],
