@@ -128,7 +128,8 @@ def render_report(readout: Mapping, created_at: datetime, previous: Mapping | No
     differs."""
     if isinstance(readout, Mapping) and isinstance(readout.get("refused"), Mapping):
         from .view_refusal import build_refusal_view
-        return render_page(REFUSED_TEMPLATE, view=build_refusal_view(readout, created_at))
+        return render_page(REFUSED_TEMPLATE, view=build_refusal_view(readout, created_at),
+                           changes=changes_view(previous, readout))
     return render_page(REPORT_TEMPLATE, view=build_report_view(readout, created_at),
                        sequential=sequential_view(readout),
                        changes=changes_view(previous, readout))

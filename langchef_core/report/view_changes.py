@@ -49,8 +49,11 @@ def changes_view(previous, readout) -> ChangesView | None:
 
 def _row(change) -> ChangeRow:
     hashed = change.what in HASHED or change.what.startswith("file ")
-    return ChangeRow(what=change.what, before=_shown(change.before, hashed, "absent"),
-                     after=_shown(change.after, hashed, "removed"),
+    # A file is absent or removed; an answer without an interval (a refusal) has none.
+    files = change.what.startswith("file ")
+    return ChangeRow(what=change.what,
+                     before=_shown(change.before, hashed, "absent" if files else "—"),
+                     after=_shown(change.after, hashed, "removed" if files else "—"),
                      before_full=change.before if hashed else None,
                      after_full=change.after if hashed else None)
 

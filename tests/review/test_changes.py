@@ -57,3 +57,17 @@ def test_a_new_version_links_to_the_one_before_and_says_what_differs(tmp_path):
     # Rendering stays a pure function: the same pair renders the same bytes.
     assert render_report({**moved(readout), "version": 2}, CREATED_AT,
                          previous=json.loads(open(first.readout_path).read())) == page
+
+
+def test_a_refusal_after_a_readout_says_the_answer_went_and_why(tmp_path):
+    reports = tmp_path / "reports"
+    readout = build_specimen_readout()
+    publish_readout(reports, readout, created_at=CREATED_AT, render_html=render_report)
+    refused = {key: value for key, value in moved(readout).items()
+               if key not in ("primary", "gate")}
+    refused["refused"] = {"check": "judge_has_not_drifted", "sentence": "The judge drifted.",
+                          "reasons": ["judge_has_not_drifted: The judge drifted."]}
+    second = publish_readout(reports, refused, created_at=CREATED_AT, render_html=render_report)
+    page = open(second.report_path, encoding="utf-8").read()
+    assert 'id="refusal-check"' in page and '<a href="../v1/index.html"' in page
+    assert "REFUSED by judge_has_not_drifted" in page
