@@ -21,6 +21,7 @@ MAY_IMPORT = {
     "demo": {"designs", "scoring", "stats", "inputs"},
     "importers": {"designs", "scoring", "inputs"},
     "report": {"readout", "inputs"},
+    "review": {"readout", "stats", "inputs"},
 }
 # Third-party packages the statistics may use: numbers in, numbers (or a table) out.
 STATS_THIRD_PARTY = {"numpy", "scipy", "pandas"}

@@ -25,6 +25,15 @@ def check_name(name: str, kind: str = "experiment") -> str:
     return name
 
 
+def is_allowed_name(name: str) -> bool:
+    """Whether ``check_name`` accepts ``name`` (a folder met while listing, not a request)."""
+    try:
+        check_name(name)
+    except InputError:
+        return False
+    return True
+
+
 def resolve_workspace(explicit: str | os.PathLike | None = None) -> Path:
     """--workspace DIR, else $LANGCHEF_WORKSPACE, else ./evals."""
     chosen = explicit or os.environ.get("LANGCHEF_WORKSPACE") or DEFAULT_WORKSPACE

@@ -88,8 +88,9 @@ def publish_readout(reports_root: Path, readout: dict, *, created_at: datetime,
                     manifest: dict | None = None, ledger: Ledger | None = None) -> Published:
     """Write ``readout`` as the next version of its experiment, or return the identical one.
 
-    ``readout["version"]`` is set here. ``render_html(readout, created_at)`` renders the page;
-    the creation time is passed in so rendering stays a pure function of its inputs. With a
+    ``readout["version"]`` is set here. ``render_html(readout, created_at)`` renders the page
+    (``previous=`` the readout of the version before, when there is one); the creation time
+    is passed in so rendering stays a pure function of its inputs. With a
     ``ledger``, the whole step runs under the experiment's lock and the ledger records it
     (see the module doc); without one, only the folders are written.
     """
@@ -120,7 +121,7 @@ def _publish_locked(reports_root, experiment, readout, created_at, render_html, 
         staged = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
         try:
             record = _write_version(staged, {**readout, "version": version}, created_at,
-                                    render_html, manifest)
+                                    _with_previous(render_html, folder, version), manifest)
             _fault("staged")
             if ledger is not None:
                 record.update(_ledger_stamp(ledger, experiment, version,
@@ -144,6 +145,15 @@ def _publish_locked(reports_root, experiment, readout, created_at, render_html, 
         _record(ledger, experiment, version, {**readout, "version": version}, created_at)
     _fault("recorded")
     return _located(folder, experiment, version, new=True)
+
+
+def _with_previous(render_html, folder: Path, version: int):
+    """The renderer, given the readout of v(N−1) when it is intact, so that the page of vN
+    links to it and says what differs (a reviewer sees why a readout moved)."""
+    intact = read_intact_version(folder / f"v{version - 1}") if version > 1 else None
+    if intact is None:
+        return render_html
+    return lambda readout, created_at: render_html(readout, created_at, previous=intact[0])
 
 
 def clean_leftovers(folder: Path) -> list[str]:

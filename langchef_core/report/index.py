@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..inputs.errors import InputError
-from ..inputs.workspace import check_name
+from ..inputs.workspace import check_name, is_allowed_name
 from ..readout.publish import published_versions
 from ..readout.verdict import readout_answer
 from .render import render_page
@@ -81,7 +81,7 @@ def read_listings(reports_root: Path) -> list[ExperimentListing]:
         return []
     listings = []
     for entry in sorted(root.iterdir(), key=lambda path: path.name):
-        if not entry.is_dir() or entry.is_symlink() or not _is_experiment_name(entry.name):
+        if not entry.is_dir() or entry.is_symlink() or not is_allowed_name(entry.name):
             continue
         folder = experiment_folder(root, entry.name)
         versions = published_versions(root, entry.name)
@@ -132,14 +132,6 @@ def write_index(reports_root: Path, created_at: datetime) -> Path:
         Path(staged).unlink(missing_ok=True)
         raise
     return target
-
-
-def _is_experiment_name(name: str) -> bool:
-    try:
-        check_name(name)
-    except InputError:
-        return False
-    return True
 
 
 def _read_version(folder: Path, experiment: str) -> tuple[dict, dict]:

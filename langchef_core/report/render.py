@@ -23,6 +23,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from .filters import FILTERS
+from .view_changes import changes_view
 from .view_model import build_report_view
 from .view_sequential import sequential_view
 
@@ -120,11 +121,15 @@ def render_page(template: str, **context) -> str:
     return html.rstrip("\n") + "\n"
 
 
-def render_report(readout: Mapping, created_at: datetime) -> str:
+def render_report(readout: Mapping, created_at: datetime, previous: Mapping | None = None) -> str:
     """The HTML page of one readout; the same readout and time give the same bytes. A
-    refused readout (``refused`` set, no verdict) gets its own page saying why."""
+    refused readout (``refused`` set, no verdict) gets its own page saying why. With
+    ``previous`` (the readout of the version before) the page links to it and says what
+    differs."""
     if isinstance(readout, Mapping) and isinstance(readout.get("refused"), Mapping):
         from .view_refusal import build_refusal_view
-        return render_page(REFUSED_TEMPLATE, view=build_refusal_view(readout, created_at))
+        return render_page(REFUSED_TEMPLATE, view=build_refusal_view(readout, created_at),
+                           changes=changes_view(previous, readout))
     return render_page(REPORT_TEMPLATE, view=build_report_view(readout, created_at),
-                       sequential=sequential_view(readout))
+                       sequential=sequential_view(readout),
+                       changes=changes_view(previous, readout))

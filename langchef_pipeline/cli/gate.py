@@ -15,13 +15,15 @@ MAX_READOUT_BYTES = 64 << 20
 
 
 DESCRIPTION = """
-    Read a readout.json and exit 0 when its gate passed, 1 when it did not (a regression, a
-    failed non-inferiority or a breached guardrail), printing why; 2 when the file is
-    unreadable, malformed, not the readout langchef published, or its recorded gate
-    contradicts its own numbers. The readout is checked against its manifest, against the
+    Read a readout.json (or several) and exit 0 when its gate passed, 1 when it did not (a
+    regression, a failed non-inferiority or a breached guardrail), printing why; 2 when the
+    file is unreadable, malformed, not the readout langchef published, or its recorded gate
+    contradicts its own numbers. Each readout is checked against its manifest, against the
     ledger of its workspace (the folder holding reports/NAME/vN/, or --workspace) and, with
-    --verify-key, against the operator's signature. There is no override."""
+    --verify-key, against the operator's signature. With --junit FILE also write the
+    decisions as a JUnit XML test report. There is no override."""
 EXAMPLES = ("langchef gate evals/reports/example/v1/readout.json",
+            "langchef gate evals/reports/*/latest --junit gate.xml",
             "langchef gate evals/reports/example/v1 --fail-on-inconclusive",
             "langchef gate reports/example/v2/readout.json --workspace evals --json",
             "LANGCHEF_SIGNING_KEY=... langchef gate artifact/v3/readout.json --verify-key")
@@ -30,9 +32,10 @@ EXAMPLES = ("langchef gate evals/reports/example/v1/readout.json",
 def register(commands, common) -> None:
     gate = add_command(commands, "gate", common, help="pass or fail CI on a readout.json",
                        description=DESCRIPTION, examples=EXAMPLES)
-    gate.add_argument("path", metavar="PATH",
-                      help="a readout.json, or the report folder holding it; relative paths "
-                           "are tried in the current folder, then in the workspace")
+    gate.add_argument("paths", nargs="+", metavar="PATH",
+                      help="a readout.json, or the report folder holding it (several: the gate "
+                           "passes when every one passes); relative paths are tried in the "
+                           "current folder, then in the workspace")
     gate.add_argument("--fail-on-inconclusive", action="store_true",
                       help="also fail when the question was left open (inconclusive verdict, "
                            "or non-inferiority unresolved)")
@@ -44,11 +47,30 @@ def register(commands, common) -> None:
     gate.add_argument("--verify-key", action="store_true",
                       help="also require the manifest's signature by the key in "
                            "LANGCHEF_SIGNING_KEY (for a readout away from its workspace)")
+    gate.add_argument("--junit", metavar="FILE",
+                      help="also write a JUnit XML report: one test case per readout, a failed "
+                           "gate a failure with its reasons, a refused readout an error")
     gate.set_defaults(handler=run_gate)
 
 
 def run_gate(arguments) -> int:
-    path = _readout_path(arguments)
+    """Every readout is read and decided before anything is written: an unreadable one stops
+    the command (exit 2) with no JUnit file."""
+    decided = [_decide(arguments, _readout_path(arguments, given)) for given in arguments.paths]
+    if arguments.junit:
+        _write_junit(Path(arguments.junit), decided)
+    passed = all(decision.passed for _, decision, _, _ in decided)
+    records = [{**decision.to_dict(), "file": label, "verification": verified.to_dict()}
+               for label, decision, _, verified in decided]
+    text = "\n".join(_decision_text(decision, verified) for _, decision, _, verified in decided)
+    emit(arguments, records[0] if len(records) == 1 else {"passed": passed, "readouts": records},
+         text)
+    return 0 if passed else 1
+
+
+def _decide(arguments, path: Path):
+    """(label, the gate's decision, the readout's verdict line, the proofs it passed) for one
+    readout.json."""
     from langchef_core.inputs.errors import InputError
     from langchef_core.readout.gate import readout_gate
 
@@ -70,6 +92,20 @@ def run_gate(arguments) -> int:
                             strict=arguments.strict, file=label)
     if arguments.strict and not verification.proven:
         decision = decision.failing("not verified against a ledger or a signature (--strict)")
+    return label, decision, _verdict_line(readout), verification
+
+
+def _verdict_line(readout) -> str | None:
+    summary = readout.get("summary") if isinstance(readout, dict) else None
+    line = summary.get("line") if isinstance(summary, dict) else None
+    return line if isinstance(line, str) else None
+
+
+def _decision_text(decision, verification) -> str:
+    return _decision_lines(decision) + f"\n  evidence: {verification.sentence}"
+
+
+def _decision_lines(decision) -> str:
     name = decision.experiment or "readout"
     version = f" v{decision.version}" if decision.version is not None else ""
     if decision.passed:
@@ -78,12 +114,31 @@ def run_gate(arguments) -> int:
         if not decision.strict and decision.missing_proofs:
             text += ("\n  note: proofs missing (" + ", ".join(decision.missing_proofs)
                      + "); `--strict` would fail this readout")
-    else:
-        text = f"NOT PASSED: {name}{version}\n" + "\n".join(f"  - {r}" for r in decision.reasons)
-    text += f"\n  evidence: {verification.sentence}"
-    emit(arguments, {**decision.to_dict(), "file": label,
-                     "verification": verification.to_dict()}, text)
-    return 0 if decision.passed else 1
+        return text
+    return f"NOT PASSED: {name}{version}\n" + "\n".join(f"  - {r}" for r in decision.reasons)
+
+
+def _write_junit(target: Path, decided) -> None:
+    """The JUnit report, written whole: a temporary file beside it, then renamed."""
+    import tempfile
+
+    from langchef_core.review.junit import GateCase, junit_xml
+
+    body = junit_xml([GateCase(file=label, decision=decision, line=line)
+                      for label, decision, line, _ in decided])
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise CommandError(f"--junit {target}: the folder {folder} does not exist; create it "
+                           "or choose another path.")
+    descriptor, staged = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(body)
+        os.chmod(staged, 0o644)
+        os.replace(staged, target)
+    except BaseException:
+        Path(staged).unlink(missing_ok=True)
+        raise
 
 
 def _verified(arguments, path: Path, body: bytes, readout, label: str):
@@ -129,8 +184,8 @@ def _workspace_of(arguments, path: Path):
     return workspace
 
 
-def _readout_path(arguments) -> Path:
-    given = Path(arguments.path).expanduser()
+def _readout_path(arguments, given_path: str) -> Path:
+    given = Path(given_path).expanduser()
     candidates = [given]
     # Resolved here rather than through Workspace, so that a missing file is reported
     # before the statistics are loaded.
@@ -142,5 +197,5 @@ def _readout_path(arguments) -> Path:
             candidate = candidate / "readout.json"
         if candidate.is_file():
             return candidate
-    raise CommandError(f"{arguments.path}: no readout.json found there; pass the readout.json "
+    raise CommandError(f"{given_path}: no readout.json found there; pass the readout.json "
                        "written by `langchef readout` (reports/NAME/vN/readout.json).")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .options import add_command
 from .output import CommandError, emit
 
@@ -76,7 +78,11 @@ WORKSPACE_FOLDERS = ("experiments", "approvals", "goldens", "runs", "qrels", "po
 DESCRIPTION = """
     Create the workspace folders and a commented example design (experiments/example.yaml).
     Existing files are never overwritten."""
-EXAMPLES = ("langchef init", "langchef init my-evals", "langchef init --workspace my-evals --json")
+EXAMPLES = ("langchef init", "langchef init my-evals", "langchef init evals --ci github",
+            "langchef init --workspace my-evals --json")
+# langchef_core.review.workflows.CI_FILES, named here so that `init` loads nothing more when
+# no CI file is asked for.
+_CI_FILES = {"github": ".github/workflows/langchef.yml", "gitlab": ".gitlab-ci.yml"}
 
 
 def register(commands, common) -> None:
@@ -84,6 +90,10 @@ def register(commands, common) -> None:
                        description=DESCRIPTION, examples=EXAMPLES)
     init.add_argument("directory", nargs="?", metavar="DIR",
                       help="where to create it (default: --workspace, else ./evals)")
+    init.add_argument("--ci", choices=("github", "gitlab"),
+                      help="also write a CI file in the current folder (the repository root): "
+                           ".github/workflows/langchef.yml or .gitlab-ci.yml, which reads out, "
+                           "gates, publishes and posts one summary comment per pull request")
     init.set_defaults(handler=run_init)
 
 
@@ -94,17 +104,18 @@ def run_init(arguments) -> int:
     workspace = Workspace.at(chosen)
     if workspace.root.exists() and not workspace.root.is_dir():
         raise CommandError(f"{workspace.root} exists and is not a folder; choose another DIR.")
+    # The CI file is checked before anything is created: a refusal leaves nothing behind.
+    ci_text = _ci_text(arguments.ci, workspace.root) if arguments.ci else None
     created, kept = [], []
     for name in WORKSPACE_FOLDERS:
         folder = workspace.root / name
         (kept if folder.is_dir() else created).append(f"{name}/")
         folder.mkdir(parents=True, exist_ok=True)
-    example = workspace.experiments / "example.yaml"
-    if example.exists():
-        kept.append("experiments/example.yaml")
-    else:
-        example.write_text(EXAMPLE_DESIGN, encoding="utf-8")
-        created.append("experiments/example.yaml")
+    (created if _write_new(workspace.experiments / "example.yaml", EXAMPLE_DESIGN) else kept) \
+        .append("experiments/example.yaml")
+    if ci_text is not None:
+        (created if _write_new(Path(_CI_FILES[arguments.ci]), ci_text) else kept).append(
+            _CI_FILES[arguments.ci])
     text = [f"workspace ready at {workspace.root}"]
     text += [f"  created {item}" for item in created]
     text += [f"  kept    {item} (already there)" for item in kept]
@@ -113,3 +124,25 @@ def run_init(arguments) -> int:
     emit(arguments, {"workspace": str(workspace.root), "created": created, "kept": kept},
          "\n".join(text))
     return 0
+
+
+def _ci_text(system: str, workspace_root) -> str:
+    """The CI file's text, the workspace named relative to the current folder."""
+    import os
+
+    from langchef_core.review.workflows import ci_file
+
+    relative = Path(os.path.relpath(workspace_root, Path.cwd())).as_posix()
+    try:
+        return ci_file(system, relative)
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+
+
+def _write_new(target: Path, text: str) -> bool:
+    """Write ``text`` to ``target`` unless a file is there; True when written."""
+    if target.exists():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return True

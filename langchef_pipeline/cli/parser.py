@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from . import approve, db, demo, design, gate, import_logs, init, power, readout, status
+from . import (approve, db, demo, design, gate, import_logs, init, power, publish, readout,
+               status, summary)
 from .options import common_options, examples_epilog, paragraph
 
 # Each module registers its subcommand (parser and handler) with `register(commands, common)`.
-COMMANDS = (init, design, approve, status, power, readout, gate, import_logs, db, demo)
+COMMANDS = (init, design, approve, status, power, readout, summary, gate, publish, import_logs,
+            db, demo)
 
 DESCRIPTION = """
     Tell, honestly, whether a change to an LLM/RAG application helped, hurt or cannot be told
