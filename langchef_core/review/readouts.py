@@ -15,8 +15,9 @@ from pathlib import Path
 
 from ..inputs.errors import InputError
 from ..inputs.workspace import check_name, is_allowed_name
-from ..readout.gate import ReadoutGate, check_manifest, readout_gate
+from ..readout.gate import ReadoutGate, readout_gate
 from ..readout.publish import VERSION_FOLDER, published_versions
+from ..readout.verification import read_manifest
 
 MAX_READOUT_BYTES = 64 << 20
 AGAIN = "take the readout again with `langchef readout`"
@@ -83,7 +84,7 @@ def read_published(reports_root: Path, experiment: str, version: int, *,
 
 
 def read_readout(path: Path) -> dict:
-    """A readout.json as a dict, its manifest's hash checked when a manifest sits beside it."""
+    """A readout.json as a dict, once the manifest beside it holds its hash."""
     try:
         if path.stat().st_size > MAX_READOUT_BYTES:
             raise InputError(f"is larger than {MAX_READOUT_BYTES >> 20} MiB; not a langchef "
@@ -99,7 +100,7 @@ def read_readout(path: Path) -> dict:
                          hint=AGAIN) from None
     if not isinstance(readout, dict):
         raise InputError("is not a JSON object", file=str(path), hint=AGAIN)
-    check_manifest(path, body)
+    read_manifest(path, body)
     return readout
 
 

@@ -9,7 +9,7 @@ from lxml import etree
 
 from langchef_core.readout.gate import readout_gate
 from langchef_core.review.junit import GateCase, junit_xml
-from tests.cli.test_cli_gate import readout
+from tests.cli.test_cli_gate import readout, write
 
 SCHEMA = etree.XMLSchema(etree.parse(str(Path(__file__).parent / "junit.xsd")))
 
@@ -66,9 +66,7 @@ def test_the_schema_rejects_what_ci_systems_would_not_read():
 
 
 def test_an_unreadable_readout_writes_no_report(langchef, tmp_path):
-    good = tmp_path / "good" / "readout.json"
-    good.parent.mkdir()
-    good.write_text(json.dumps(readout()), encoding="utf-8")
+    good = write(tmp_path / "good", readout())  # with its manifest
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
     report = tmp_path / "gate.xml"

@@ -17,6 +17,7 @@ from langchef_core.review.markdown import WORD_JOINER, markdown_text
 from langchef_core.review.readouts import latest_readouts
 from langchef_core.review.summary import render_summary, summary_row
 from tests.cli.conftest import console_script
+from tests.cli.test_cli_gate import write_manifest
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -92,6 +93,7 @@ def hostile_reports(root: Path) -> Path:
         text = HOSTILE[index % len(HOSTILE)] + " " + " ".join(HOSTILE)
         (folder / "readout.json").write_text(json.dumps(hostile_readout(name, text, text)),
                                              encoding="utf-8")
+        write_manifest(folder / "readout.json")
     return root
 
 
