@@ -194,6 +194,8 @@ def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | No
         sentence += f"; the earlier approval by {previous.approved_by} is kept in its history"
     if plan.underpowered:
         sentence += f"; WARNING underpowered: {plan.sentence}"
+    elif plan.sequence is not None:  # what the budget buys is the approver's to see (issue 29)
+        sentence += f"; {plan.sentence}"
     return ApprovalOutcome(status, approval, workspace.relative(path), plan, sentence)
 
 

@@ -63,6 +63,7 @@ MSPRT_METHOD = "mixture SPRT on the discordant pairs, Jeffreys Beta(1/2, 1/2) mi
 BETTING_P_METHOD = "two-sided betting e-process for a zero mean, p = 1/max capital (Ville)"
 MIN_SEQUENTIAL = 2  # a sequence needs one observation to predict the next stake from
 MIN_DRIFT_HALF = 20  # units per half before the constant-difference check is made
+MAX_PLANNED_POWER = 0.999  # power/(1 − alpha) capped below 1 (power near 1, alpha not small)
 
 
 @dataclass(frozen=True)
@@ -280,22 +281,122 @@ def sequential_detection_limit(differences, budget: int, *, alpha: float = 0.05,
 
 def planned_detection_limit(discordant_rate: float, budget: int, *, alpha: float = 0.05,
                             power: float = 0.80) -> float:
-    """The sequential detection limit a pass/fail design plans with: flips of ±1 at the
-    assumed discordant rate d have variance d, i.e. d/4 on the sequence's [0, 1] scale."""
+    """The sequential detection limit a pass/fail design plans with, goldens as the unit."""
+    return plan_sequence(discordant_rate, budget, alpha=alpha, power=power).detection_limit
+
+
+@dataclass(frozen=True)
+class SequencePlan(Record):
+    """What the confidence sequence of a pass/fail design will resolve by its budget N.
+
+    ``half_width`` is the sequence's expected half-width at N (its bound at N alone; the
+    running intersection a readout reports is at most as wide), ``detection_limit`` the
+    smallest true difference it excludes zero for by N with about ``power``; both on the
+    difference scale. A limit of 1 or more is a budget that can resolve no difference."""
+
+    discordant_rate: float
+    budget: int                 # goldens
+    unit: str                   # "golden" or "cluster"
+    units: int                  # the units the sequence reads by N
+    goldens_per_unit: float
+    alpha: float
+    power: float
+    half_width: float
+    detection_limit: float
+
+    @property
+    def resolves_anything(self) -> bool:
+        return self.detection_limit < 1
+
+
+def plan_sequence(discordant_rate: float, budget: int, *, alpha: float = 0.05,
+                  power: float = 0.80, goldens_per_cluster: float | None = None) -> SequencePlan:
+    """Plan a sequential pass/fail readout from the interval it will be read from.
+
+    Flips of ±1 at discordant rate d have variance d, d/4 on the sequence's [0, 1] scale.
+    Without clusters the sequence reads ``budget`` goldens; with clusters of about m goldens
+    it reads budget/m cluster means (as the readout counts them, ``sequence_units``), each
+    of variance d/(4m) when goldens within a cluster flip independently — an assumption:
+    goldens of one user that flip together widen the sequence further. Few units cost more
+    than variance can buy back: the stake is capped at 1/2, so the sequence is never
+    narrower than 2·log(2/α)/(units/2) however quiet the units are."""
     if not 0 <= discordant_rate <= 1:
         raise ValueError(f"the discordant rate must lie in [0, 1], got {discordant_rate}")
     if budget < MIN_SEQUENTIAL:
         raise ValueError(f"the budget must be at least {MIN_SEQUENTIAL}, got {budget}")
-    variance = max(discordant_rate / 4, 1.0 / (4 * (budget + 1)))
-    return _limit_at_variance(variance, int(budget), alpha=check_alpha(alpha), power=power)
+    alpha = check_alpha(alpha)
+    per_unit = 1.0 if goldens_per_cluster is None else float(goldens_per_cluster)
+    if not per_unit >= 1:
+        raise ValueError(f"a cluster holds at least one golden, got {goldens_per_cluster}")
+    units = sequence_units(int(budget), per_unit)
+    variance = max(discordant_rate / (4 * per_unit), 1.0 / (4 * (units + 1)))
+    half_width = _half_width_at_variance(variance, units, alpha=alpha)
+    return SequencePlan(discordant_rate=float(discordant_rate), budget=int(budget),
+                        unit="golden" if goldens_per_cluster is None else "cluster",
+                        units=units, goldens_per_unit=per_unit, alpha=alpha, power=power,
+                        half_width=half_width,
+                        detection_limit=_limit_at_variance(variance, units, alpha=alpha,
+                                                           power=power))
+
+
+SEARCH_LIMIT = 1_000_000  # the largest budget a search for one considers
+
+
+def budget_needed(effect: float, discordant_rate: float, *, alpha: float = 0.05,
+                  power: float = 0.80, goldens_per_cluster: float | None = None,
+                  start: int = 100) -> int | None:
+    """About the smallest budget (in goldens, to one per cent) whose sequence resolves
+    ``effect``, at the same cluster size; None when even ``SEARCH_LIMIT`` goldens do not."""
+    def reaches(budget: int) -> bool:
+        return plan_sequence(discordant_rate, budget, alpha=alpha, power=power,
+                             goldens_per_cluster=goldens_per_cluster).detection_limit <= effect
+
+    low = max(int(start), MIN_SEQUENTIAL)
+    if reaches(low):
+        return low
+    high = 2 * low
+    while not reaches(high):
+        if high >= SEARCH_LIMIT:
+            return None
+        low, high = high, min(2 * high, SEARCH_LIMIT)
+    while high - low > max(1, low // 100):
+        middle = (low + high) // 2
+        low, high = (low, middle) if reaches(middle) else (middle, high)
+    return high
+
+
+def sequence_units(budget_goldens: int, goldens_per_cluster: float) -> int:
+    """The units a sequence reads by a budget of goldens: the goldens, or as many clusters
+    as that many goldens fill at the clusters' mean size (never fewer than two)."""
+    return max(round(budget_goldens / goldens_per_cluster), MIN_SEQUENTIAL)
+
+
+def _half_width_at_variance(variance: float, budget: int, *, alpha: float) -> float:
+    """The expected half-width of the sequence's bound at ``budget`` units when each unit's
+    variance (on the [0, 1] scale) is ``variance``, on the difference scale [−1, 1]."""
+    stakes = _planned_stakes(variance, budget, alpha)
+    radius = (math.log(2 / alpha) + np.sum(4 * variance * _psi(stakes))) / np.sum(stakes)
+    return float(2 * radius)
 
 
 def _limit_at_variance(variance: float, budget: int, *, alpha: float, power: float) -> float:
+    """The half-width plus z standard errors of the sequence's centre, the stake-weighted
+    mean Σλx/Σλ: early units carry larger stakes, so its standard error √(Σλ²·σ²)/Σλ
+    exceeds that of the plain mean, σ/√n. Under a constant difference the drift check
+    still withholds the verdict at a share alpha of looks, independently of the sequence,
+    so the sequence itself must reach power/(1 − alpha) for the rule to reach ``power``."""
+    stakes = _planned_stakes(variance, budget, alpha)
+    centre_se = math.sqrt(variance * float(np.sum(stakes**2))) / float(np.sum(stakes))
+    needed = min(power / (1 - alpha), MAX_PLANNED_POWER)
+    return float(_half_width_at_variance(variance, budget, alpha=alpha)
+                 + special.ndtri(needed) * 2 * centre_se)
+
+
+def _planned_stakes(variance: float, budget: int, alpha: float) -> np.ndarray:
+    """The stakes λ_t the sequence would place if its variance estimate were ``variance``."""
     t = np.arange(1, budget + 1, dtype=float)
-    stakes = np.minimum(np.sqrt(2 * math.log(2 / alpha) / (variance * t * np.log1p(t))), BETTING_CAP)
-    radius = (math.log(2 / alpha) + np.sum(4 * variance * _psi(stakes))) / np.sum(stakes)
-    z = special.ndtri(power)
-    return float(2 * radius + z * 2 * math.sqrt(variance / budget))
+    return np.minimum(np.sqrt(2 * math.log(2 / alpha) / (variance * t * np.log1p(t))),
+                      BETTING_CAP)
 
 
 def _eb_bounds(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
