@@ -4,6 +4,8 @@ would."""
 
 from pathlib import Path
 
+import pytest
+
 from .conftest import one_sentence
 from .test_cli_new_workspace import write_csv
 
@@ -91,3 +93,116 @@ def test_power_plans_a_sequential_budget_over_clusters_in_points(langchef):
     assert "a difference of 5.0 points" in fixed.stdout and "difference of 0.05" not in fixed.stdout
     refused = langchef("power", "--goldens", 120, "--sd", 0.3, "--sequential")
     assert refused.code == 2 and "--discordant-rate" in one_sentence(refused.stderr)
+
+
+def write_runs(root: Path, *, broke=15, fixed=3, uncited_row=None, suffix=".csv") -> None:
+    """Both arms' recorded verdicts on every golden, collected now (after the approval):
+    the baseline fails every fourth golden; the variant breaks ``broke`` goldens and fixes
+    ``fixed``; ``uncited_row`` (1-based) leaves one baseline fail without its criterion."""
+    from .test_cli_new_workspace import JUDGE, traffic_now
+
+    now = traffic_now()
+    baseline_fails = {i for i in range(N_GOLDENS) if i % 4 == 0}
+    fixes = sorted(baseline_fails)[:fixed]
+    breaks = [i for i in range(N_GOLDENS) if i not in baseline_fails][:broke]
+    for arm, fails in (("current", baseline_fails),
+                       ("reranked", (baseline_fails - set(fixes)) | set(breaks))):
+        rows = [{"example_id": f"g{i}", "output": f"answer {i}",
+                 "verdict": "fail" if i in fails else "pass",
+                 "criterion": "correctness" if i in fails else "", "judge": JUDGE,
+                 "created_at": now} for i in range(N_GOLDENS)]
+        if arm == "current" and uncited_row is not None:
+            assert rows[uncited_row - 1]["verdict"] == "fail"
+            rows[uncited_row - 1]["criterion"] = ""
+        write_csv(root / "runs" / "example" / f"{arm}{suffix}", rows)
+
+
+def refused_before_approval(langchef, root: Path) -> list[str]:
+    """`design check` and `approve` both refuse the design: their error sentences."""
+    sentences = []
+    for command in (("design", "check", "example"), ("approve", "example", "--by", "Ada")):
+        result = langchef(*command, "--workspace", root)
+        assert result.code == 2, result.stdout
+        sentences.append(one_sentence(result.stderr))
+    assert not (root / "approvals" / "example.json").exists()
+    return sentences
+
+
+def readout(langchef, root: Path, *extra):
+    return langchef("readout", "example", "--workspace", root, *extra)
+
+
+# --- case 2: a fail without a criterion is refused where it is read ----------------------
+
+@pytest.mark.slow
+def test_a_fail_without_a_criterion_is_refused_naming_file_and_row(langchef, tmp_path):
+    root = sequential_workspace(langchef, tmp_path / "evals")
+    assert langchef("approve", "example", "--by", "Ada", "--workspace", root).code == 0
+    write_runs(root, uncited_row=5)
+    result = readout(langchef, root)
+    assert result.code == 2, result.stdout
+    sentence = one_sentence(result.stderr)
+    assert ("runs/example/current.csv, column 'criterion', row 5: this fail cites no criterion"
+            in sentence)
+    assert "'correctness', 'groundedness', 'directness'" in sentence
+
+
+def test_an_anchor_fail_without_a_criterion_is_refused_before_approval(langchef, tmp_path):
+    from .test_cli_new_workspace import ANCHORS_LINE, anchor_rows
+    root = sequential_workspace(langchef, tmp_path / "evals")
+    rows = anchor_rows()
+    rows[3]["criterion"] = ""   # anchor a3: the judge failed it without citing a criterion
+    write_csv(root / "anchors" / "example-anchors.csv", rows)
+    uncomment(root, f"# {ANCHORS_LINE}", ANCHORS_LINE)
+    result = langchef("approve", "example", "--by", "Ada", "--workspace", root)
+    assert result.code == 2
+    assert ("anchors/example-anchors.csv, column 'criterion', row 4: this fail cites no "
+            "criterion") in one_sentence(result.stderr)
+
+
+# --- case 3: the order column is read at design time as the readout reads it -------------
+
+def test_a_mixed_order_column_is_refused_at_design_check_naming_the_odd_row(langchef, tmp_path):
+    root = sequential_workspace(langchef, tmp_path / "evals",
+                                order=lambda i: "2025-03-04T09:00:00Z" if i == 5 else i + 1)
+    for sentence in refused_before_approval(langchef, root):
+        assert ("goldens/example.csv, column 'order', row 6: '2025-03-04T09:00:00Z' is not a "
+                "position number, but most goldens give positions in this column") in sentence
+        assert "is not an ISO-8601 time" not in sentence
+
+
+@pytest.mark.slow
+def test_integer_positions_in_a_csv_order_column_are_read_out(langchef, tmp_path):
+    root = sequential_workspace(langchef, tmp_path / "evals")
+    checked = langchef("design", "check", "example", "--workspace", root)
+    assert checked.code == 0, checked.stderr
+    assert langchef("approve", "example", "--by", "Ada", "--workspace", root).code == 0
+    write_runs(root)
+    result = readout(langchef, root)
+    assert result.code == 0, result.stderr
+    # The goldens edited after approval: refused at readout, by the check's own name.
+    path = root / "goldens" / "example.csv"
+    path.write_text(path.read_text(encoding="utf-8").replace("u5,6", "u5,soon"),
+                    encoding="utf-8")
+    refused = readout(langchef, root)
+    assert refused.code == 2
+    sentence = one_sentence(refused.stderr)
+    assert "goldens/example.csv, column 'order', row 6: 'soon' is not a position number" \
+        in sentence
+    assert "runs_are_complete" in sentence and "arm_runs_runs_are_complete" not in sentence
+
+
+# --- case 4: an arm-name typo is found before approval ----------------------------------
+
+def test_an_arm_name_typo_is_refused_with_did_you_mean_before_approval(langchef, tmp_path):
+    root = sequential_workspace(langchef, tmp_path / "evals")
+    checked = langchef("design", "check", "example", "--workspace", root, "--json")
+    assert [run["file"] for run in checked.json["runs"]] == ["runs/example/current",
+                                                            "runs/example/reranked"]
+    text = langchef("design", "check", "example", "--workspace", root).stdout
+    assert "reranked: runs/example/reranked.jsonl|.csv|.parquet (not written yet)" in text
+    write_runs(root)   # runs from a dry run, before the design's typo is noticed
+    uncomment(root, "variant: reranked", "variant: rerankd")
+    for sentence in refused_before_approval(langchef, root):
+        assert ("runs/example/: arm 'rerankd' has no run file, but runs/example/reranked.csv "
+                "is there; did you mean 'reranked'?") in sentence
