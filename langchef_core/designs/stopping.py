@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..inputs.errors import InputError
 from ..stats.records import Record
-from .traffic import _timestamp
+from .stamps import moment_or_problem as _timestamp
 
 
 @dataclass(frozen=True)

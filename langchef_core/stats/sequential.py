@@ -55,10 +55,12 @@ from scipy import special
 from ._validation import as_cluster_codes, check_alpha, check_margin
 from .paired import INCONCLUSIVE, UNRESOLVED, noninferiority_from_interval, verdict_from_interval
 from .records import Record
+from .display import p_text
 
 BETTING_CAP = 0.5  # c: the largest fraction of capital ever staked (the paper suggests 1/2 or 3/4)
 CS_METHOD = ("predictable plug-in empirical-Bernstein confidence sequence "
              "(Waudby-Smith & Ramdas 2024), running intersection")
+CS_P_METHOD = "the smallest alpha at which the confidence sequence excludes zero"
 MSPRT_METHOD = "mixture SPRT on the discordant pairs, Jeffreys Beta(1/2, 1/2) mixture (Robbins 1970)"
 BETTING_P_METHOD = "two-sided betting e-process for a zero mean, p = 1/max capital (Ville)"
 MIN_SEQUENTIAL = 2  # a sequence needs one observation to predict the next stake from
@@ -172,7 +174,11 @@ def compare_sequential(baseline, variant, *, binary: bool, alpha: float = 0.05,
         p_path, p_method = _msprt_path(differences), MSPRT_METHOD
     else:
         p_path, p_method = betting_p_values(differences, alpha=alpha), BETTING_P_METHOD
-    p_value = float(p_path[-1])
+    # The p shown beside the verdict is the rule's own: the smallest level at which the
+    # sequence excludes zero and (pass/fail) the flips' test agrees, so p < alpha exactly
+    # when the reading is a direction (a criterion's p·k < alpha exactly when it moved).
+    p_value = max(float(p_path[-1]), sequence_p_value(differences))
+    p_method += "; reported as the larger of it and the sequence's own p (" + CS_P_METHOD + ")"
     verdict = verdict_from_interval(low, high)
     excludes_zero = (sequence.low > 0) | (sequence.high < 0)
     if binary:
@@ -201,6 +207,30 @@ def compare_sequential(baseline, variant, *, binary: bool, alpha: float = 0.05,
         path_high=tuple(float(v) for v in sequence.high[path - 1]), drift=drift)
 
 
+def sequence_p_value(differences, *, lower: float = -1.0, upper: float = 1.0,
+                     floor: float = 1e-12) -> float:
+    """The sequence's always-valid p-value at the last n: the smallest alpha at which its
+    running intersection excludes zero (found by bisection on log alpha). It is valid at
+    every n at once, as the sequence is: under a zero difference every sequence at alpha
+    holds zero at every n with probability 1 − alpha."""
+    x, scale = _unit_interval(differences, lower, upper)
+    zero = (0.0 - lower) / scale
+
+    def excludes(alpha: float) -> bool:
+        low, high = _eb_bounds(x, alpha)
+        return bool(low[-1] > zero or high[-1] < zero)
+
+    if not excludes(1 - 1e-9):
+        return 1.0
+    if excludes(floor):
+        return floor
+    low, high = math.log(floor), math.log(1 - 1e-9)   # excludes at high, not at low
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (low, middle) if excludes(math.exp(middle)) else (middle, high)
+    return float(math.exp(high))
+
+
 def drift_check(differences, *, alpha: float = 0.05, unit: str = "golden") -> DriftCheck:
     """Welch's t of the mean difference in the first against the second half of the units
     in traffic order, two-sided at ``alpha``. Fewer than ``MIN_DRIFT_HALF`` units a half: not
@@ -226,7 +256,7 @@ def drift_check(differences, *, alpha: float = 0.05, unit: str = "golden") -> Dr
     if drifted:
         sentence = (f"the difference drifted with traffic order: {_points(mean_first)} over the "
                     f"first {first.size} {unit}s, {_points(mean_second)} over the next "
-                    f"{second.size} (Welch p = {p_value:.2g}); a sequential readout assumes one "
+                    f"{second.size} (Welch {p_text(p_value)}); a sequential readout assumes one "
                     "constant difference, so no verdict is read at this look, and the interval "
                     "shown is the sequence's bound at n without the running intersection")
     return DriftCheck(first_half=mean_first, second_half=mean_second, p_value=p_value,

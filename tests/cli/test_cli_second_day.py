@@ -180,6 +180,7 @@ def test_integer_positions_in_a_csv_order_column_are_read_out(langchef, tmp_path
     write_runs(root)
     result = readout(langchef, root)
     assert result.code == 0, result.stderr
+    assert_one_voice(langchef, root, result.stdout)
     # The goldens edited after approval: refused at readout, by the check's own name.
     path = root / "goldens" / "example.csv"
     path.write_text(path.read_text(encoding="utf-8").replace("u5,6", "u5,soon"),
@@ -206,3 +207,57 @@ def test_an_arm_name_typo_is_refused_with_did_you_mean_before_approval(langchef,
     for sentence in refused_before_approval(langchef, root):
         assert ("runs/example/: arm 'rerankd' has no run file, but runs/example/reranked.csv "
                 "is there; did you mean 'reranked'?") in sentence
+
+
+# --- cases 5 and 6: one voice -------------------------------------------------------------
+
+def assert_one_voice(langchef, root: Path, printed: str) -> None:
+    """A sequential readout at N of 20 users: inconclusive (the sequence is ±75 points wide),
+    so the default gate passes it, and every output says so in the same words."""
+    import json
+    import re
+
+    folder = root / "reports" / "example" / "v1"
+    document = json.loads((folder / "readout.json").read_text(encoding="utf-8"))
+    assert document["primary"]["verdict"] == "inconclusive" and document["gate"]["passed"]
+    limit = f"{100 * document['primary']['detection_limit']:.1f} points"
+    note = f"passed — primary inconclusive, limit {limit}"
+    # The CLI line, readout.json's summary, the index row and `langchef gate` (case 5).
+    assert f"[gate {note}]" in printed and f"gate {note}" in printed
+    assert document["summary"]["gate"] == note
+    index = (root / "reports" / "index.html").read_text(encoding="utf-8")
+    assert f"primary inconclusive, limit {limit}" in index
+    gate = langchef("gate", folder / "readout.json")
+    assert gate.code == 0 and f"— primary inconclusive, limit {limit}" in gate.stdout
+    # At n = N the CLI says what the page says: the budget is spent (case 6).
+    assert document["sequential"]["status"] == "ran_to_max"
+    assert f"the budget is spent; at N the sequence resolves: {limit}" in printed
+    assert "remaining budget" not in printed
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    assert "The budget is spent" in page
+    # One p formatting: the CLI's p is the page's, to the same three decimals.
+    shown = re.search(r"p (?:= |< )(\d\.\d{3})", printed).group(1)
+    assert f'<td class="num">{shown}</td>' in page
+    assert "always-valid p" in page   # a sequential row's p is the sequence's own
+    # Times to the second: the approval was recorded with microseconds, shown without.
+    approved = document["design"]["approved_at"]
+    assert re.search(r"\.\d+Z$", approved), approved
+    assert approved[:19].replace("T", " ") + " UTC" in page
+
+
+@pytest.mark.slow
+def test_an_index_row_that_did_not_pass_shows_its_first_reason(langchef, tmp_path):
+    root = sequential_workspace(langchef, tmp_path / "evals")
+    # A fixed-n design on the same goldens: 15 broke, 3 fixed is a regression.
+    uncomment(root, "stopping: {rule: sequential, max_goldens: 120, order: order}", "")
+    uncomment(root, "cluster: user_id", "# cluster: user_id")
+    assert langchef("approve", "example", "--by", "Ada", "--workspace", root).code == 0
+    write_runs(root)
+    result = readout(langchef, root)
+    assert result.code == 0, result.stderr
+    assert "REGRESSION" in result.stdout
+    assert "[gate did not pass: pass_rate regressed: -10.0 points" in result.stdout
+    index = (root / "reports" / "index.html").read_text(encoding="utf-8")
+    row = index[index.index('href="example/v1/index.html"'):]
+    row = row[:row.index("</tr>")]
+    assert "did not pass" in row and "pass_rate regressed: -10.0 points" in row
