@@ -261,3 +261,43 @@ def test_an_index_row_that_did_not_pass_shows_its_first_reason(langchef, tmp_pat
     row = index[index.index('href="example/v1/index.html"'):]
     row = row[:row.index("</tr>")]
     assert "did not pass" in row and "pass_rate regressed: -10.0 points" in row
+
+
+# --- case 7: set-up without noise --------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_fresh_dagster_home_gets_an_instance_file_and_stderr_says_only_the_refusal(langchef,
+                                                                                      tmp_path):
+    root = sequential_workspace(langchef, tmp_path / "evals")
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    result = langchef("readout", "example", "--workspace", root, env={"DAGSTER_HOME": str(home)})
+    assert result.code == 2
+    # One line: the refusal (not approved), no "No dagster instance configuration file", no
+    # telemetry notice.
+    sentence = one_sentence(result.stderr)
+    assert "design_is_approved" in sentence
+    assert "No dagster instance" not in result.stderr
+    assert "telemetry" not in result.stderr.casefold()
+    written = (home / "dagster.yaml").read_text(encoding="utf-8")
+    assert "telemetry:\n  enabled: false" in written
+    (home / "dagster.yaml").write_text("# the team's own\n", encoding="utf-8")
+    langchef("readout", "example", "--workspace", root, env={"DAGSTER_HOME": str(home)})
+    assert (home / "dagster.yaml").read_text(encoding="utf-8") == "# the team's own\n"
+
+
+def test_make_demo_installs_no_test_or_tool_extras(tmp_path):
+    import shutil
+    import subprocess
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    project = Path(__file__).resolve().parents[2]
+    venv = tmp_path / "venv"
+    dry = subprocess.run([make, "-n", "demo", f"VENV={venv}", f"DAGSTER_HOME={tmp_path / 'h'}"],
+                         cwd=project, capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0, dry.stderr
+    installs = [line for line in dry.stdout.splitlines() if "pip install" in line and " -e" in line]
+    assert installs and all("[test" not in line and "inspect" not in line for line in installs)
+    assert all('PYTHONWARNINGS="ignore:Editable installation"' in line for line in installs)
+    assert ".demo-installed" in dry.stdout
