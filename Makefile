@@ -10,18 +10,31 @@ DEMO_WORKSPACE ?= demo-workspace
 # (0.2-0.4 s of a 4 s demo readout). Cheap when up to date; a stale file is simply recompiled.
 COMPILE := $(PY) -m compileall -q langchef_core langchef_pipeline
 
+# setuptools warns on every editable install of a flat layout ("Editable installation …
+# folders with the same name as your package"); that is this project's layout on purpose.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt -e
+# What `make demo` needs: langchef and its own dependencies, not the test or tool extras.
+DEMO_STAMP := $(VENV)/.demo-installed
+
 .PHONY: test tools demo dev bench lock clean
+
+$(DEMO_STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=24,<27"
+	$(EDITABLE) .
+	$(COMPILE)
+	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24,<27"
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,inspect]'
+	$(EDITABLE) '.[test,inspect]'
 	# The PostgreSQL Dagster storage (deploy/dagster.yaml). 0.29.27 is the newest release and
 	# declares dagster==1.13.27; ours is 1.13.28 (a patch apart: its SQL storage works as is),
 	# so it is installed without its dependency pin. `pip check` reports that skew.
 	$(PY) -m pip install --quiet --no-deps $(DAGSTER_POSTGRES)
 	$(COMPILE)
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
 # The eval tools whose real logs tests/importers/ imports (lm-eval, promptfoo); Inspect AI is
 # the `inspect` extra above. Without them those tests skip, except in CI (CI=true).
@@ -37,13 +50,16 @@ test: $(STAMP)
 # demo and dev share one DAGSTER_HOME, so the UI shows the demo's readouts as materialised.
 DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-demo: $(STAMP)
+# langchef writes $(DAGSTER_HOME)/dagster.yaml when there is none (Dagster's telemetry off;
+# langchef_pipeline/materialize.py), so neither target shows Dagster's set-up warnings.
+demo: $(DEMO_STAMP)
 	mkdir -p $(DAGSTER_HOME)
 	$(COMPILE)
 	DAGSTER_HOME=$(DAGSTER_HOME) $(VENV)/bin/langchef demo --workspace $(DEMO_WORKSPACE)
 
-dev: $(STAMP)
+dev: $(DEMO_STAMP)
 	mkdir -p $(DAGSTER_HOME)
+	$(PY) -c "import pathlib, sys; from langchef_pipeline.materialize import ensure_instance_yaml; ensure_instance_yaml(pathlib.Path(sys.argv[1]))" $(DAGSTER_HOME)
 	LANGCHEF_WORKSPACE=$${LANGCHEF_WORKSPACE:-$(CURDIR)/$(DEMO_WORKSPACE)} DAGSTER_HOME=$(DAGSTER_HOME) \
 	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1
 

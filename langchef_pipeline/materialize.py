@@ -38,10 +38,46 @@ class ReadoutFailed(RuntimeError):
         super().__init__(reasons[0] if reasons else "the readout run failed")
 
 
+# A DAGSTER_HOME without a dagster.yaml gets this one: Dagster's defaults (SQLite storage in
+# that folder), with Dagster's own telemetry setting off. Without a file Dagster warns "No
+# dagster instance configuration file … found" and prints its telemetry banner on every run.
+DEFAULT_INSTANCE_YAML = """\
+# Written by langchef for a DAGSTER_HOME that had no dagster.yaml: Dagster's defaults
+# (SQLite storage in this folder), with Dagster's telemetry turned off. Edit freely; langchef
+# never rewrites an existing file (deploy/dagster.yaml shows a team's PostgreSQL instance).
+telemetry:
+  enabled: false
+"""
+
+
 def instance_for_cli() -> dg.DagsterInstance:
     """The persistent instance when DAGSTER_HOME is set (runs show in `dagster dev`),
     otherwise an ephemeral one."""
-    return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return dg.DagsterInstance.ephemeral()
+    ensure_instance_yaml(Path(home))
+    return dg.DagsterInstance.get()
+
+
+def ensure_instance_yaml(home: Path) -> None:
+    """Write ``DEFAULT_INSTANCE_YAML`` as ``home/dagster.yaml`` unless a file is there (written
+    whole under a temporary name, so a concurrent run never reads half of it)."""
+    import tempfile
+
+    target = home / "dagster.yaml"
+    if target.exists():
+        return
+    home.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=".dagster.yaml.", dir=home)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(DEFAULT_INSTANCE_YAML)
+    try:
+        os.link(temporary, target)   # never replaces a file another run wrote meanwhile
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(temporary)
 
 
 def materialize_experiment(workspace: Workspace, experiment: str, *,

@@ -41,8 +41,21 @@ def reasons_from(evaluations: Iterable, step_failures: Iterable[dg.DagsterEvent]
             continue  # a blocking check's failure: its evaluation above says why
         data = event.step_failure_data
         message = data.user_failure_data.description if data.user_failure_data else None
-        reasons.append(f"{event.step_key}: {message or _innermost(data.error)}")
+        reasons.append(f"{step_name(event.step_key)}: {message or _innermost(data.error)}")
     return reasons
+
+
+def step_name(step_key: str) -> str:
+    """A step as a reader knows it: a check that raised is named by the check alone
+    (``runs_are_complete``), not by Dagster's step key, which prefixes the asset's name
+    (``arm_runs_runs_are_complete``)."""
+    from langchef_pipeline.definitions import CHECKS  # the definitions import this module
+
+    for check in CHECKS:
+        for key in check.check_keys:
+            if step_key == f"{key.asset_key.to_python_identifier()}_{key.name}":
+                return key.name
+    return step_key
 
 
 def publish_refusal(workspace: Workspace, experiment: str, reasons: list[str]) -> str | None:

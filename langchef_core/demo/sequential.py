@@ -7,7 +7,8 @@ arms answer the questions in arrival order and an upstream judge (``support-judg
 recorded verdicts) grades every answer, citing the criterion a failing answer breaks.
 
     faq-distilled   a distilled model breaks about 7% of the answers the large model gets
-                    right — nearly all on Correctness — and fixes about 10% of its failures:
+                    right — nearly all on Correctness — and fixes about 10% of its failures
+                    (rates of the generator; the demo's sentence counts what its runs hold):
                     a pass-rate drop near 4.5 points, about 2.6 times the fixed-n detection
                     limit at N = 2000 (1.7 points at a 7.5% discordant rate).
 
@@ -97,12 +98,21 @@ def plan_sequential(seed: int) -> SequentialPlant:
                 "created_at": utc_text(arrived[index] + ANSWER_DELAY + timedelta(seconds=offset)),
             })
     return SequentialPlant(goldens, rows[BASELINE], rows[VARIANT], _design(),
-                           plant=(f"a distilled support model breaks {BREAKS:.0%} of the answers "
-                                  f"the large model gets right (on Correctness) and fixes "
-                                  f"{FIXES:.0%} of its failures; the team looks every "
-                                  f"{LOOK_EVERY} goldens and stops at the first decisive look"),
+                           plant=plant_sentence(before[:stop], after[:stop]),
                            expected=_expected(before[:stop], after[:stop], cited_before[:stop],
                                               cited_after[:stop]))
+
+
+def plant_sentence(before: np.ndarray, after: np.ndarray) -> str:
+    """What the runs hold, counted from them (not the generator's rates, which a short run
+    need not show: at the stopping look the distilled model had fixed none of the large
+    model's failures, though it fixes 10% of them over the whole suite)."""
+    right, wrong = int(before.sum()), int((~before).sum())
+    broke, fixed = int(np.sum(before & ~after)), int(np.sum(~before & after))
+    return (f"a distilled support model breaks {broke} of the {right} answers the large model "
+            f"got right (on Correctness) and fixes {fixed} of its {wrong} failures in the "
+            f"{before.size} goldens scored; the team looks every {LOOK_EVERY} goldens and stops "
+            "at the first decisive look")
 
 
 def stopping_look(before: np.ndarray, after: np.ndarray) -> int:

@@ -38,7 +38,7 @@ from .model import Design, DesignError
 from .fit import require_fit
 from .parse import load_workspace_design
 from .power_plan import PowerPlan, assess_power
-from .stamps import SHA256_PATTERN, aware, format_utc, parse_utc
+from .stamps import SHA256_PATTERN, aware, format_utc, parse_utc, utc_to_the_second
 
 DRAFT, APPROVED, REVOKED, INVALID = "draft", "approved", "revoked", "invalid"
 STATE_LABELS = {DRAFT: "draft", APPROVED: "approved", REVOKED: "revoked (edited after approval)",
@@ -201,12 +201,14 @@ def approve(workspace: Workspace, experiment: str, *, by: str, at: datetime | No
                                  design.sha256)
     previous, approval = written["previous"], written["approval"]
     status = "approved" if previous is None else "reapproved"
-    sentence = (f"{experiment} approved by {approver} at {format_utc(moment)} "
+    sentence = (f"{experiment} approved by {approver} at {utc_to_the_second(moment)} "
                 f"(design {design.sha256[:12]})")
     if previous is not None:
         sentence += f"; the earlier approval by {previous.approved_by} is kept in its history"
     if plan.underpowered:
         sentence += f"; WARNING underpowered: {plan.sentence}"
+    elif plan.sequence is not None:  # what the budget buys is the approver's to see (issue 29)
+        sentence += f"; {plan.sentence}"
     return ApprovalOutcome(status, approval, workspace.relative(path), plan, sentence)
 
 
@@ -223,7 +225,7 @@ def _already_approved(previous: Approval, path: str, experiment: str,
     return ApprovalOutcome(
         "already_approved", previous, path, None,
         f"{experiment} is already approved in this version (design {digest[:12]}) "
-        f"by {previous.approved_by} at {format_utc(previous.approved_at)}; nothing written")
+        f"by {previous.approved_by} at {utc_to_the_second(previous.approved_at)}; nothing written")
 
 
 def verified_approval(workspace: Workspace, experiment: str) -> Approval | None:
@@ -371,7 +373,7 @@ def status_of(design: Design, approval: Approval | None) -> ApprovalStatus:
     else:
         state = APPROVED
         sentence = (f"{design.experiment} approved by {approval.approved_by} at "
-                    f"{format_utc(approval.approved_at)}")
+                    f"{utc_to_the_second(approval.approved_at)}")
     return ApprovalStatus(design.experiment, state, STATE_LABELS[state], design.sha256,
                           approval, sentence)
 

@@ -7,11 +7,15 @@ approving it again, and every run collected before the new approval no longer co
 it when any of them is missing or lacks what the design needs:
 
 - the suite's goldens exist, parse, and carry every column the design names (``cluster``,
-  ``slices.column``, ``ideal`` for an accuracy primary), with every declared slice present;
+  ``slices.column``, ``ideal`` for an accuracy primary), with every declared slice present,
+  and a sequential design's order column holds one kind of place in traffic (times or
+  position numbers) on every golden;
 - the anchor set exists, parses, and fits the pinned judge (a recorded judge's anchors carry
   the upstream ``verdict`` and ``judge`` columns, every verdict from the pinned judge, every
   cited criterion one of the design's);
-- a retrieval primary has its qrels, and a sampled or hard-negative pool its pool file.
+- a retrieval primary has its qrels, and a sampled or hard-negative pool its pool file;
+- an arm without a run file while runs/<experiment>/ holds one of a near-miss name (a typo
+  in the design or the file name; runs not written yet are fine).
 
 Problems come most fundamental first: a missing file before the columns it lacks, a missing
 column before the values that depend on it.
@@ -26,7 +30,7 @@ import pandas as pd
 from ..inputs.errors import InputError
 from ..inputs.schemas import SchemaViolation, read_input
 from ..inputs.workspace import Workspace
-from ..scoring.judges.base import criterion_hint, is_missing, spelled_as
+from ..scoring.judges.base import criterion_hint, is_missing, spelled_as, uncited_fail
 from ..stats.records import Record
 from .model import Design
 
@@ -101,6 +105,7 @@ def design_fit(workspace: Workspace, design: Design) -> tuple[Problem, ...]:
     """Every reason ``design`` cannot be read out in ``workspace``; empty when it fits."""
     problems: list[Problem] = []
     problems += _goldens_problems(workspace, design)
+    problems += _run_file_problems(workspace, design)
     if design.anchors is not None:
         problems += _anchors_problems(workspace, design)
     if design.retrieval is not None:
@@ -141,7 +146,7 @@ def _goldens_problems(workspace: Workspace, design: Design) -> list[Problem]:
     load = _read(workspace, path, "goldens", goldens_columns(design))
     if load.frame is None:
         return _load_problems(load, design, "suite")
-    problems = []
+    problems = _order_problems(load, design) if design.sequential else []
     if design.slices is not None and design.slices.declared:
         present = set(load.frame[design.slices.column].astype(str))
         absent = [name for name in design.slices.declared if name not in present]
@@ -153,6 +158,18 @@ def _goldens_problems(workspace: Workspace, design: Design) -> list[Problem]:
                 + (f" (it holds {_listed(sorted(present))})" if present else ""),
                 "fix the slice names in the design or add goldens for them"))
     return problems
+
+
+def _order_problems(load: _Read, design: Design) -> list[Problem]:
+    """The traffic order a sequential readout will sort the goldens by, read as it will be."""
+    from .stopping import traffic_order  # stopping builds on approval, which builds on this
+
+    try:
+        traffic_order(load.frame, design.stopping.order, file=load.label)
+    except InputError as error:
+        return [Problem(load.label, "stopping.order", error.column, error.row, error.message,
+                        error.hint)]
+    return []
 
 
 def _load_problems(load: _Read, design: Design, field: str) -> list[Problem]:
@@ -168,6 +185,54 @@ def _load_problems(load: _Read, design: Design, field: str) -> list[Problem]:
             hint = f"write the table there, or change the design's '{field}'"
         problems.append(Problem(failure.file, needed_by, column, failure.row, failure.problem(),
                                 hint))
+    return problems
+
+
+# --- run files -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunFile(Record):
+    """A run file an arm will need: where it goes, and whether it is written yet."""
+
+    arm: str
+    file: str
+    written: bool
+
+
+def run_files(workspace: Workspace, design: Design) -> tuple[RunFile, ...]:
+    """The run file of each arm (each seed of it, in a seeded design): a readout reads these."""
+    out = []
+    for role in ("baseline", "variant"):
+        arm = getattr(design.arms, role)
+        runs = [arm] if not design.seeds else [f"{arm}@seed{k}" for k in range(1, design.seeds + 1)]
+        for run in runs:
+            path = workspace.run_path(design.experiment, run)
+            # Not written yet: named by its stem, since any table format will do.
+            name = workspace.relative(path if path.exists() else path.with_suffix(""))
+            out.append(RunFile(run, name, path.exists()))
+    return tuple(out)
+
+
+def _run_file_problems(workspace: Workspace, design: Design) -> list[Problem]:
+    """An arm with no run file while runs/<experiment>/ holds one of a near-miss name is a
+    typo in the design (or the file): found now, fixing it costs no runs."""
+    import difflib
+
+    present = {stem.partition("@")[0] for stem in workspace.run_arms(design.experiment)}
+    strangers = sorted(present - {design.arms.baseline, design.arms.variant})
+    problems = []
+    for role in ("baseline", "variant"):
+        arm = getattr(design.arms, role)
+        if arm in present or not strangers:
+            continue
+        close = difflib.get_close_matches(arm, strangers, n=1, cutoff=0.6)
+        if close:
+            written = workspace.relative(workspace.run_path(design.experiment, close[0]))
+            problems.append(Problem(
+                f"runs/{design.experiment}/", f"arms.{role}", None, None,
+                f"arm {arm!r} has no run file, but {written} is there",
+                f"did you mean {close[0]!r}? fix the arm's name in the design, or rename the "
+                "file if the design is right"))
     return problems
 
 
@@ -204,6 +269,8 @@ def _anchors_problems(workspace: Workspace, design: Design) -> list[Problem]:
                 "record the pinned judge's verdicts on the anchors, or pin the judge that "
                 "gave them"))
             break
+    if design.criteria:
+        problems += _uncited_anchor_fails(load, design)
     if "criterion" in frame.columns and design.criteria:
         for row, cited in frame["criterion"].items():
             if is_missing(cited) or not str(cited).strip():
@@ -214,6 +281,24 @@ def _anchors_problems(workspace: Workspace, design: Design) -> list[Problem]:
                                         "criteria", criterion_hint(str(cited), design.criteria)))
                 break
     return problems
+
+
+def _uncited_anchor_fails(load: _Read, design: Design) -> list[Problem]:
+    """The upstream judge's first fail on an anchor that cites no criterion: the readout
+    refuses it when it re-judges the anchors, so it is refused here first."""
+    frame = load.frame
+    cited = frame["criterion"] if "criterion" in frame.columns else pd.Series(None, frame.index)
+    for row, verdict in frame["verdict"].items():
+        value = cited[row]
+        if hasattr(verdict, "item") and not isinstance(verdict, str):
+            verdict = verdict.item()  # a numpy bool from a parquet file
+        failed = verdict is False or (isinstance(verdict, str)
+                                      and verdict.strip().casefold() == "fail")
+        if failed and (is_missing(value) or not str(value).strip()):
+            error = uncited_fail(load.label, int(row), design.criteria)
+            return [Problem(load.label, "criteria", "criterion", int(row), error.message,
+                            error.hint)]
+    return []
 
 
 # --- retrieval --------------------------------------------------------------------------

@@ -28,7 +28,8 @@ import pandas as pd
 from ..inputs.ids import isin
 from ..inputs.errors import InputError
 from ..stats.sequential import MIN_SEQUENTIAL
-from .approval import Approval, format_utc
+from .approval import Approval
+from .stamps import format_utc, utc_to_the_second
 from .gate_checks import (ARMS_MISMATCH, DESIGN_EDITED, DUPLICATE_EXAMPLES, INCOMPLETE_RUNS,
                           JUDGE_NOT_PINNED, NO_APPROVAL, NOT_A_PREFIX, UNKNOWN_EXAMPLES, GateCheck, GateResult,
                           ordered_arms, passed_check, refused_check, run_label)
@@ -65,7 +66,7 @@ def design_is_approved(design: Design, approval: Approval | None) -> GateCheck:
     if approval.underpowered:
         warnings.append(underpowered_warning(approval))
     return passed_check(name, f"{design.experiment} approved by {approval.approved_by} at "
-                         f"{format_utc(approval.approved_at)}", warnings=warnings, details=details)
+                         f"{utc_to_the_second(approval.approved_at)}", warnings=warnings, details=details)
 
 
 def underpowered_warning(approval: Approval) -> str:

@@ -58,6 +58,7 @@ class PowerPlan(Record):
     underpowered: bool | None
     shortfalls: tuple[Shortfall, ...]
     sentence: str
+    sequence: dict | None = None   # a sequential design: what its sequence resolves at N
 
     def underpowered_record(self) -> dict | None:
         """What an approval (and every readout) carries as its "underpowered" warning."""
@@ -73,11 +74,13 @@ class PowerPlan(Record):
 
 def plan_power(design: Design, n_goldens: int | None, *, assumed: float | None = None,
                source: str | None = None, missing: str | None = None,
-               no_spread: str | None = None) -> PowerPlan:
+               no_spread: str | None = None, clusters: int | None = None) -> PowerPlan:
     """Detection limit of ``design`` on ``n_goldens`` at an ``assumed`` rate (or sd).
 
     ``assumed`` defaults to the design's own ``assumed_discordant_rate`` (binary primary)
     or ``assumed_sd`` (retrieval primary). ``missing`` explains a missing goldens count.
+    ``clusters`` is the number of distinct values of the design's cluster column in the
+    suite (a sequential design reads one unit per cluster).
     """
     binary = design.primary_is_binary
     scale = "discordant_rate" if binary else "sd"
@@ -101,7 +104,7 @@ def plan_power(design: Design, n_goldens: int | None, *, assumed: float | None =
         return PowerPlan(**common, detection_limit=None, underpowered=None, shortfalls=(),
                          sentence=f"detection limit unknown: {reason}")
     if binary and design.sequential:
-        return _sequential_plan(design, common, n_goldens, assumed, source)
+        return _sequential_plan(design, common, n_goldens, assumed, source, clusters)
     if binary:
         limit = limit_at_rate(n_goldens, assumed, alpha=design.alpha, power=design.power)
     else:
@@ -122,53 +125,89 @@ def plan_power(design: Design, n_goldens: int | None, *, assumed: float | None =
 
 
 def _sequential_plan(design: Design, common: dict, n_goldens: int, assumed: float,
-                     source: str | None) -> PowerPlan:
-    """A sequential design plans on its budget (max_goldens), with the limit of the
-    confidence sequence its verdict is read from; the fixed-n limit is given beside it."""
-    from ..stats.sequential import planned_detection_limit
+                     source: str | None, clusters: int | None) -> PowerPlan:
+    """A sequential design plans on its budget (max_goldens) with the interval its readout
+    is read from: the confidence sequence over goldens, or over clusters when the design
+    names one, at alpha (and each criterion at alpha/k); the fixed-n limit is given beside."""
     budget = design.stopping.max_goldens
-    limit = planned_detection_limit(assumed, budget, alpha=design.alpha, power=design.power)
+    per_cluster = _goldens_per_cluster(design, n_goldens, clusters)
+    sequence = _sequence_plan(design, assumed, budget, per_cluster)
+    limit = sequence.detection_limit if sequence.resolves_anything else math.inf
     fixed = limit_at_rate(budget, assumed, alpha=design.alpha, power=design.power)
-    shortfalls = tuple(_sequential_shortfall(design, name, value, assumed)
+    shortfalls = tuple(_sequential_shortfall(design, name, value, assumed, per_cluster)
                        for name, value in (("target_effect", design.target_effect),
                                            ("margin", design.margin))
                        if value is not None and value < limit)
+    if not sequence.resolves_anything and not shortfalls:
+        shortfalls = (Shortfall("max_goldens", budget, None, (
+            f"by N = {budget} goldens the sequence can resolve no difference; a fixed-n "
+            f"design on the same goldens would resolve {_size(fixed, True)}")),)
+    read_as = ""
+    if sequence.unit == "cluster":
+        read_as = (f", read as about {sequence.units} clusters of {per_cluster:.3g} goldens "
+                   f"({design.cluster}; goldens of one cluster assumed to flip independently, "
+                   "so correlated ones widen it further)")
+    resolves = (f"resolve a pass-rate difference of {_size(limit, True)}"
+                if sequence.resolves_anything else "resolve no difference at all")
     sentence = (f"a sequential design with a budget of {budget} goldens ({n_goldens} in the "
-                f"suite now) and an assumed discordant rate of {assumed:g} ({source}): the "
-                f"smallest pass-rate difference its confidence sequence can detect by N is "
-                f"{limit:.4g}, against {fixed:.4g} for one fixed-n readout at N (alpha "
-                f"{design.alpha:g}, power {design.power:g}); larger effects stop it earlier")
+                f"suite now){read_as} and an assumed discordant rate of {assumed:g} "
+                f"({source}): at N its confidence sequence will be about "
+                f"±{100 * sequence.half_width:.1f} points wide and {resolves} (alpha "
+                f"{design.alpha:g}, power {design.power:g}), against {_size(fixed, True)} for "
+                f"one fixed-n readout at N{_criteria_clause(design, assumed, budget, per_cluster)}"
+                "; larger effects stop it earlier")
     if shortfalls:
         sentence += "; UNDERPOWERED: " + "; ".join(item.note for item in shortfalls)
     return PowerPlan(**{**common, "n_goldens": budget}, detection_limit=limit,
-                     underpowered=bool(shortfalls), shortfalls=shortfalls, sentence=sentence)
+                     underpowered=bool(shortfalls), shortfalls=shortfalls, sentence=sentence,
+                     sequence=sequence.to_dict())
 
 
-SEQUENTIAL_SEARCH_LIMIT = 1_000_000
+def _goldens_per_cluster(design: Design, n_goldens: int, clusters: int | None) -> float | None:
+    """The suite's mean cluster size, as the readout will find it (None: no clusters)."""
+    if design.cluster is None or not clusters:
+        return None
+    return n_goldens / clusters
 
 
-def _sequential_shortfall(design: Design, name: str, value: float, assumed: float) -> Shortfall:
-    """The budget whose sequence would reach ``value`` (the limit falls as the budget grows)."""
-    from ..stats.sequential import planned_detection_limit
+def _sequence_plan(design: Design, assumed: float, budget: int, per_cluster: float | None,
+                   alpha: float | None = None):
+    from ..stats.sequential import plan_sequence
+    return plan_sequence(assumed, budget, alpha=design.alpha if alpha is None else alpha,
+                         power=design.power, goldens_per_cluster=per_cluster)
 
-    def reaches(budget: int) -> bool:
-        return planned_detection_limit(assumed, budget, alpha=design.alpha,
-                                       power=design.power) <= value
 
-    low, high = design.stopping.max_goldens, design.stopping.max_goldens * 2
-    while not reaches(high):
-        if high >= SEQUENTIAL_SEARCH_LIMIT:
-            return Shortfall(name, value, None, f"{name} {value:g} is below the limit and even "
-                             f"{SEQUENTIAL_SEARCH_LIMIT:,} goldens would not reach it")
-        low, high = high, min(2 * high, SEQUENTIAL_SEARCH_LIMIT)
-    while high - low > max(1, low // 100):   # to about one per cent
-        middle = (low + high) // 2
-        low, high = (low, middle) if reaches(middle) else (middle, high)
-    return Shortfall(name, value, high, f"{name} {value:g} is below the limit; reaching it "
-                                        f"needs a budget of about {high} goldens")
+def _criteria_clause(design: Design, assumed: float, budget: int,
+                     per_cluster: float | None) -> str:
+    """Each criterion is read with its own sequence at alpha/k: what that one resolves
+    when a criterion carries every flip (one that carries fewer resolves less)."""
+    k = len(design.criteria)
+    if k < 2:
+        return ""
+    criterion = _sequence_plan(design, assumed, budget, per_cluster, alpha=design.alpha / k)
+    if not criterion.resolves_anything:
+        return f"; each of the {k} criteria, read at alpha/{k}, resolves no difference"
+    return (f"; each of the {k} criteria, read at alpha/{k}, at best "
+            f"{_size(criterion.detection_limit, True)}")
+
+
+def _sequential_shortfall(design: Design, name: str, value: float, assumed: float,
+                          per_cluster: float | None) -> Shortfall:
+    """The budget whose sequence would reach ``value`` (with clusters, of the same size)."""
+    from ..stats.sequential import SEARCH_LIMIT, budget_needed
+    shown = f"{name} {_size(value, True)}"
+    needed = budget_needed(value, assumed, alpha=design.alpha, power=design.power,
+                           goldens_per_cluster=per_cluster, start=design.stopping.max_goldens)
+    if needed is None:
+        return Shortfall(name, value, None, f"{shown} is below the limit and even "
+                                            f"{SEARCH_LIMIT:,} goldens would not reach it")
+    clusters = "" if per_cluster is None else f" (about {round(needed / per_cluster)} clusters)"
+    return Shortfall(name, value, needed, f"{shown} is below the limit; reaching it needs a "
+                                          f"budget of about {needed} goldens{clusters}")
 
 
 def _shortfall(design: Design, name: str, value: float, assumed: float, binary: bool) -> Shortfall:
+    shown = f"{name} {_size(value, binary)}"
     try:
         if binary:
             needed = goldens_needed(value, assumed, alpha=design.alpha, power=design.power)
@@ -176,24 +215,34 @@ def _shortfall(design: Design, name: str, value: float, assumed: float, binary: 
             needed = goldens_needed_continuous(value, assumed, alpha=design.alpha,
                                                power=design.power)
     except ValueError as error:
-        return Shortfall(name, value, None, f"{name} {value:g} is below the limit and no "
+        return Shortfall(name, value, None, f"{shown} is below the limit and no "
                                             f"number of goldens reaches it ({error})")
-    return Shortfall(name, value, needed, f"{name} {value:g} is below the limit; reaching it "
+    return Shortfall(name, value, needed, f"{shown} is below the limit; reaching it "
                                           f"needs about {needed} goldens")
 
 
 def count_goldens(workspace: Workspace, suite: str) -> int | None:
     """Distinct goldens in ``goldens/<suite>``; None when the suite file does not exist yet."""
+    return count_suite(workspace, suite)[0]
+
+
+def count_suite(workspace: Workspace, suite: str,
+                cluster: str | None = None) -> tuple[int | None, int | None]:
+    """Distinct goldens in ``goldens/<suite>``, and distinct values of its ``cluster`` column
+    (None when no cluster is named or the column is absent); (None, None) when the suite
+    file does not exist yet."""
     from ..inputs.tables import read_table
 
     path = workspace.goldens_path(suite)
     if not path.exists():
-        return None
+        return None, None
     frame = read_table(path, label=workspace.relative(path))
     if "example_id" not in frame.columns:
         raise InputError("missing column", file=workspace.relative(path), column="example_id",
                          hint="give every golden a unique example_id")
-    return int(frame["example_id"].nunique())
+    clusters = (int(frame[cluster].nunique()) if cluster is not None and cluster in frame.columns
+                else None)
+    return int(frame["example_id"].nunique()), clusters
 
 
 @dataclass(frozen=True)
@@ -290,7 +339,7 @@ def assess_power(workspace: Workspace, design: Design) -> PowerPlan:
     Goldens are counted from the suite file; the assumed rate is the design's field, else
     the one measured in the latest readout of the same suite.
     """
-    n = count_goldens(workspace, design.suite)
+    n, clusters = count_suite(workspace, design.suite, design.cluster)
     missing = None
     if n is None:
         missing = (f"{workspace.relative(workspace.goldens_path(design.suite))} does not exist "
@@ -302,7 +351,7 @@ def assess_power(workspace: Workspace, design: Design) -> PowerPlan:
             measured = baseline_spread(workspace, design)
         if measured is not None:
             return plan_power(design, n, assumed=measured.value, source=measured.source,
-                              missing=missing)
+                              missing=missing, clusters=clusters)
         if not design.primary_is_binary and n:
             return plan_power(design, n, missing=missing, no_spread=(
                 f"no assumed_sd in the design, no readout on suite {design.suite!r} to measure "
@@ -310,7 +359,7 @@ def assess_power(workspace: Workspace, design: Design) -> PowerPlan:
                 f"to observe the per-query spread of {design.primary}: set assumed_sd (the "
                 "expected sd of per-query differences, e.g. 0.3), or plan again once a "
                 "baseline run exists"))
-    return plan_power(design, n, missing=missing)
+    return plan_power(design, n, missing=missing, clusters=clusters)
 
 
 def baseline_spread(workspace: Workspace, design: Design) -> MeasuredAssumption | None:

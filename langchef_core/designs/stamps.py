@@ -5,8 +5,11 @@ neither module has to import the other for them."""
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime, timezone
+
+import pandas as pd
 
 SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}\Z")
 
@@ -23,6 +26,12 @@ def format_utc(moment: datetime) -> str:
     """ISO-8601 in UTC with a ``Z``; microseconds kept only when present."""
     text = aware(moment, "time").astimezone(timezone.utc).isoformat()
     return text.replace("+00:00", "Z")
+
+
+def utc_to_the_second(moment: datetime) -> str:
+    """A time as people read it in a sentence: ``format_utc`` without the fraction of a
+    second (the evidence keeps it; a sentence shows times to the second everywhere)."""
+    return format_utc(aware(moment, "time").replace(microsecond=0))
 
 
 def parse_utc(text: str) -> datetime:
@@ -43,3 +52,25 @@ def aware(moment: datetime, name: str) -> datetime:
         raise ValueError(f"{name} has no time zone; give it in UTC (e.g. "
                          "datetime.now(timezone.utc) or '2024-05-01T12:00:00Z')")
     return moment
+
+
+def moment_or_problem(value) -> datetime | str | None:
+    """An aware UTC datetime, None when missing, or the problem as a string."""
+    if value is None or value is pd.NaT:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, pd.Timestamp):
+        value = value.to_pydatetime()
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return f"{value!r} is not an ISO-8601 time"
+    if not isinstance(value, datetime):
+        return f"{value!r} is not a time"
+    if value.tzinfo is None or value.utcoffset() is None:
+        return f"time {value.isoformat()} has no time zone"
+    return value.astimezone(timezone.utc)

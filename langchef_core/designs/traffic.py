@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 
@@ -10,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from ..inputs.errors import InputError
-from .approval import Approval, format_utc
+from .approval import Approval
+from .stamps import format_utc, moment_or_problem as _timestamp, utc_to_the_second
 from .gate_checks import (INVALID_TIMESTAMP, NO_APPROVAL, TRAFFIC_BEFORE_APPROVAL, GateCheck,
                           ordered_arms, passed_check, refused_check, run_label)
 from .model import Design
@@ -64,7 +64,7 @@ def approved_before_traffic(approval: Approval | None, runs: Mapping[str, pd.Dat
                                      details={"file": label, "row": int(row), "arm": arm})
             elif moment > latest_possible:
                 sentence = InputError(
-                    f"created at {format_utc(moment)}, in the future (more than "
+                    f"created at {utc_to_the_second(moment)}, in the future (more than "
                     f"{int(CLOCK_SKEW.total_seconds() // 60)} minutes ahead of this machine's clock)",
                     file=label, column="created_at", row=int(row),
                     hint="record the time the answer was produced, in UTC").describe()
@@ -79,13 +79,13 @@ def approved_before_traffic(approval: Approval | None, runs: Mapping[str, pd.Dat
     if offending:
         first = offending[0]
         sentence = (f"{first['file']}, row {first['row']}: created at {first['created_at']}, "
-                    f"before the approval at {format_utc(approved_at)}; traffic must start after "
+                    f"before the approval at {utc_to_the_second(approved_at)}; traffic must start after "
                     f"approval ({len(offending)} row{'s' if len(offending) > 1 else ''} in all), "
                     "so collect fresh runs")
         return refused_check(name, TRAFFIC_BEFORE_APPROVAL, sentence, warnings=warnings,
                              details={"first": first, "count": len(offending),
                                  "approved_at": format_utc(approved_at)})
-    sentence = f"every timed row was created after the approval at {format_utc(approved_at)}"
+    sentence = f"every timed row was created after the approval at {utc_to_the_second(approved_at)}"
     if untimed and all(untimed.get(arm) == len(runs[arm]) for arm in runs):
         sentence = ("the runs carry no created_at times, so approval before traffic could not "
                     "be verified")
@@ -107,25 +107,3 @@ def _untimed_warning(untimed: dict[str, int]) -> str:
                        for arm, count in untimed.items())
     return (f"approval before traffic could not be verified for {counts}: they carry no "
             "created_at time")
-
-
-def _timestamp(value) -> datetime | str | None:
-    """An aware UTC datetime, None when missing, or the problem as a string."""
-    if value is None or value is pd.NaT:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, pd.Timestamp):
-        value = value.to_pydatetime()
-    if isinstance(value, str):
-        if not value.strip():
-            return None
-        try:
-            value = datetime.fromisoformat(value.strip())
-        except ValueError:
-            return f"{value!r} is not an ISO-8601 time"
-    if not isinstance(value, datetime):
-        return f"{value!r} is not a time"
-    if value.tzinfo is None or value.utcoffset() is None:
-        return f"time {value.isoformat()} has no time zone"
-    return value.astimezone(timezone.utc)

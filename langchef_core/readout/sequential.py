@@ -21,7 +21,7 @@ import pandas as pd
 from ..designs.model import Design
 from ..designs.stopping import traffic_order
 from ..stats.paired import BinaryComparison
-from ..stats.sequential import SequentialComparison, compare_sequential
+from ..stats.sequential import SequentialComparison, compare_sequential, sequence_units
 from .experiment import BASELINE, VARIANT
 from .item_scores import ItemScores
 
@@ -161,7 +161,7 @@ def _budget(design: Design, frame: pd.DataFrame) -> int:
     if design.cluster is None:
         return design.stopping.max_goldens
     clusters = frame[design.cluster].nunique()
-    return max(round(design.stopping.max_goldens * clusters / len(frame)), clusters)
+    return max(sequence_units(design.stopping.max_goldens, len(frame) / clusters), clusters)
 
 
 def _clusters(design: Design, frame: pd.DataFrame):

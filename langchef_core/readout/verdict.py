@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..stats.display import p_number, p_text  # p_number: the report's filter too
+
 RATE_METRICS = ("pass_rate", "accuracy")
 NONINFERIORITY = "non_inferiority"
 REFUSED = "refused"
@@ -80,8 +82,6 @@ def difference_text(primary: dict) -> str:
     return f"{signed_difference(primary['difference'], rate)} {ends} on the {scale} scale"
 
 
-def p_text(p_value: float) -> str:
-    return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.3f}"
 
 
 def verdict_line(readout: dict) -> str:
@@ -105,16 +105,47 @@ def verdict_line(readout: dict) -> str:
     elif answer.noninferiority:
         line += (f"  non-inferiority {answer.noninferiority} at "
                  f"-{unsigned_size(primary['margin'], rate)}")
-    if primary["verdict"] == "inconclusive" and readout.get("sequential"):
-        # A sequential look's limit is what the rest of its budget could still resolve.
-        line += ("  (the remaining budget could resolve: "
-                 f"{unsigned_size(primary['detection_limit'], rate)})")
-    elif primary["verdict"] == "inconclusive":
-        line += ("  (smallest effect this run could have seen: "
-                 f"{unsigned_size(primary['detection_limit'], rate)})")
-    if not readout["gate"]["passed"]:
-        line += "  [gate: not passed]"
+    if primary["verdict"] == "inconclusive":
+        line += f"  ({limit_phrase(readout)}: {unsigned_size(primary['detection_limit'], rate)})"
+    if not readout["gate"]["passed"] or inconclusive_note(readout):
+        line += f"  [gate {gate_words(readout)}]"
     return line
+
+
+def limit_phrase(readout: dict) -> str:
+    """What the primary's detection limit is, in words: a sequential look's is what its
+    budget resolves (the rest of it, or all of it once spent); a fixed-n run's what it
+    could have seen."""
+    sequential = readout.get("sequential")
+    if not sequential:
+        return "smallest effect this run could have seen"
+    if sequential.get("status") == "ran_to_max":
+        return "the budget is spent; at N the sequence resolves"
+    return "the remaining budget could resolve"
+
+
+def inconclusive_note(readout: dict) -> str | None:
+    """"primary inconclusive, limit 10.4 points" when the gate passed although the
+    pre-registered question was left open (the default gate passes it; say so)."""
+    if not (readout.get("gate") or {}).get("passed") or readout.get("refused"):
+        return None
+    answer = readout_answer(readout)
+    if answer.answer not in ("inconclusive", "unresolved"):
+        return None
+    primary = readout["primary"]
+    return (f"primary {answer.answer}, limit "
+            f"{unsigned_size(primary.get('detection_limit'), is_rate(primary))}")
+
+
+def gate_words(readout: dict) -> str:
+    """The gate as every output words it: "passed", "passed — primary inconclusive, limit
+    10.4 points", or "did not pass: <its first reason>"."""
+    gate = readout.get("gate") or {}
+    if gate.get("passed"):
+        note = inconclusive_note(readout)
+        return "passed" + (f" — {note}" if note else "")
+    reasons = [reason for reason in gate.get("reasons") or [] if isinstance(reason, str)]
+    return "did not pass" + (f": {reasons[0]}" if reasons else "")
 
 
 def summary_record(readout: dict) -> dict:
@@ -123,4 +154,4 @@ def summary_record(readout: dict) -> dict:
     answer = readout_answer(readout)
     return {"kind": answer.kind, "answer": answer.answer, "word": answer.word,
             "superiority": answer.superiority, "noninferiority": answer.noninferiority,
-            "margin": answer.margin, "line": verdict_line(readout)}
+            "margin": answer.margin, "gate": gate_words(readout), "line": verdict_line(readout)}

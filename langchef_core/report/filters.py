@@ -16,6 +16,8 @@ import json
 import math
 from datetime import datetime, timezone
 
+from ..readout.verdict import p_number
+
 MINUS = "\u2212"
 DASH = "\u2014"
 RATE, SCORE = "rate", "score"
@@ -106,15 +108,9 @@ def level(alpha: float) -> str:
 
 
 def pvalue(p) -> str:
-    """A p-value with as many decimals as its size needs, at most three: below 0.001 as
-    "< 0.001" (a fourth decimal adds nothing a reader acts on, and the CLI line says the same)."""
-    if p is None:
-        return DASH
-    if p < 0.001:
-        return "< 0.001"
-    if p < 0.1:
-        return format(p, ".3f")
-    return format(p, ".2f")
+    """A p-value as every output prints it (``stats.display``): three decimals, "< 0.001"
+    below that, so the page says what the CLI line says."""
+    return DASH if p is None else p_number(p)
 
 
 def score(value, digits: int = 3) -> str:
@@ -140,12 +136,13 @@ def short_hash(digest: str | None, length: int = 12) -> str:
 
 
 def utc(moment) -> str:
-    """A time as "2026-11-02 10:00 UTC"; accepts an aware datetime or an ISO 8601 text."""
+    """A time as "2026-11-02 10:00:05 UTC", to the second as every output gives it;
+    accepts an aware datetime or an ISO 8601 text."""
     if moment is None:
         return DASH
     if isinstance(moment, str):
         moment = parse_time(moment)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def parse_time(text: str) -> datetime:

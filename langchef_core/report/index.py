@@ -26,7 +26,7 @@ from urllib.parse import quote
 from ..inputs.errors import InputError
 from ..inputs.workspace import check_name, is_allowed_name
 from ..readout.publish import published_versions
-from ..readout.verdict import readout_answer
+from ..readout.verdict import gate_words, readout_answer
 from .render import render_page
 from .view_common import TONES, VERDICT_WORDS
 from .view_verdict import NI_TONES, verdict_sentence
@@ -46,6 +46,7 @@ class VersionEntry:
     gate_passed: bool | None
     created_at: str | None
     link: str
+    gate_note: str | None = None   # the first reason it did not pass, or an open question passed
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,8 @@ def _refused_entry(experiment: str, version: int, readout: dict, manifest: dict)
     return VersionEntry(version=version, verdict="refused", word="REFUSED", tone="worse",
                         sentence=f"Blocked by {refused.get('check')}: {refused.get('sentence')}",
                         gate_passed=False, created_at=manifest.get("created_at"),
-                        link=f"{quote(experiment)}/v{version}/{INDEX_FILE}")
+                        link=f"{quote(experiment)}/v{version}/{INDEX_FILE}",
+                        gate_note="a refused readout never passes")
 
 
 def _read_json(path: Path) -> dict:
@@ -210,4 +212,14 @@ def _entry(experiment: str, version: int, readout: dict, manifest: dict,
         version=version, verdict=answer.answer, word=answer.word, tone=tone,
         sentence=sentence, gate_passed=(readout.get("gate") or {}).get("passed"),
         created_at=manifest.get("created_at"),
-        link=f"{quote(experiment)}/v{version}/{INDEX_FILE}")
+        link=f"{quote(experiment)}/v{version}/{INDEX_FILE}", gate_note=_gate_note(readout))
+
+
+def _gate_note(readout: dict) -> str | None:
+    """What the index says beside the gate's tag: the words after "passed" or "did not
+    pass" in every other output (the first reason, or the open question it passed with)."""
+    words = gate_words(readout)
+    for lead in ("passed — ", "did not pass: "):
+        if words.startswith(lead):
+            return words[len(lead):]
+    return None

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..readout.verdict import inconclusive_note
 from .charts import ChartRow, ForestChart, forest_chart
 from .filters import RATE, delta, humanize, interval
 from .view_common import (DESIGN_QUESTIONS, DIRECTION_WORDS, TONES, Estimate, PageIdentity,
@@ -47,6 +48,7 @@ class Header(PageIdentity):
     design_question: str | None
     gate_passed: bool | None
     gate_reasons: tuple[str, ...]
+    gate_open_question: str | None = None   # "primary inconclusive, limit 10.4 points"
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,8 @@ def _header(readout, design, created_at) -> Header:
         suite=design.get("suite"), baseline_arm=str(arms.get("baseline", "baseline")),
         variant_arm=str(arms.get("variant", "variant")), kind=design.get("kind"),
         design_question=DESIGN_QUESTIONS.get(design.get("kind")),
-        gate_passed=gate.get("passed"), gate_reasons=tuple(gate.get("reasons") or ()))
+        gate_passed=gate.get("passed"), gate_reasons=tuple(gate.get("reasons") or ()),
+        gate_open_question=inconclusive_note(readout) if readout.get("primary") else None)
 
 
 def _paired(primary, design_primary=None) -> PairedTable:

@@ -31,6 +31,7 @@ from .length_bias import LengthBias
 from .mcnemar import mcnemar_exact
 from .multiplicity import holm
 from .verdict_inputs import FAIL, PASS, as_anchor_ids, as_criteria, as_verdicts
+from .display import p_text
 
 OK, WARN, ERROR = "ok", "warn", "error"
 BECAME_WRONG, BECAME_RIGHT = "became_wrong", "became_right"
@@ -327,10 +328,10 @@ def drift_status(agreement: Agreement, drift: Drift | None = None, length: Lengt
 
 def _drift_reason(drift: Drift) -> str:
     text = (f"Since the earlier run the judge became wrong on {drift.became_wrong} anchors and "
-            f"right on {drift.became_right} (exact McNemar p = {drift.p_value:.3g}")
+            f"right on {drift.became_right} (exact McNemar {p_text(drift.p_value)}")
     if drift.criterion_compared:
         text += (f"; criterion citations became wrong on {drift.criterion_became_wrong} and "
-                 f"right on {drift.criterion_became_right}, p = {drift.criterion_p_value:.3g}")
+                 f"right on {drift.criterion_became_right}, {p_text(drift.criterion_p_value)}")
     text += ")"
     if drift.kappa_change is not None and drift.kappa_change_low is not None:
         text += (f"; κ changed by {drift.kappa_change:+.2f} ({100 * (1 - drift.alpha):g}% CI "

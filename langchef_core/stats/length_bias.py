@@ -12,6 +12,7 @@ import numpy as np
 from ._validation import check_alpha
 from .agreement import Result
 from .verdict_inputs import as_lengths, as_verdicts, check_same_count
+from .display import p_text
 
 # Above this many ways of splitting the lengths into the two groups the exact permutation
 # distribution of U costs more than it is worth, and the normal approximation is accurate.
@@ -99,7 +100,7 @@ def length_bias(human_verdict, judge_verdict, output_length, *, alpha: float = 0
                    f"failed, the judge passed longer outputs more often (median length "
                    f"{counts['median_length_passed']:g} passed vs "
                    f"{counts['median_length_failed']:g} failed; AUC {auc:.2f}, one-sided "
-                   f"p = {p_greater:.3g}).")
+                   f"{p_text(p_greater)}).")
     return LengthBias(**counts, u_statistic=u, auc=auc, rank_biserial=2 * auc - 1,
                       p_value_greater=p_greater, p_value_two_sided=p_two_sided, method=method,
                       significant=bool(significant), warning=warning, note=None)

@@ -51,6 +51,7 @@ from .mean_interval import mean_interval, skew_warning
 from .power import continuous_detection_limit_from_differences, detection_limit
 from .records import Record, json_ready
 from .score_interval import tango_interval
+from .display import p_text
 
 IMPROVEMENT, REGRESSION, INCONCLUSIVE = "improvement", "regression", "inconclusive"
 HELD, FAILED, UNRESOLVED = "held", "failed", "unresolved"
@@ -136,7 +137,7 @@ def exact_gate(broke: int, fixed: int, p_value: float, alpha: float) -> str | No
     if p_value < alpha:
         return None
     needed = math.ceil(math.log2(2 / alpha))
-    return (f"{broke} broke and {fixed} fixed: the exact McNemar p = {p_value:.3g} is not "
+    return (f"{broke} broke and {fixed} fixed: the exact McNemar {p_text(p_value)} is not "
             f"below {alpha:g}, so no direction is read (with {broke + fixed} flips an asymptotic "
             f"interval can exclude zero by chance; at least {needed} flips, all one way, are "
             "needed)")

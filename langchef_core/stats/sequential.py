@@ -55,14 +55,17 @@ from scipy import special
 from ._validation import as_cluster_codes, check_alpha, check_margin
 from .paired import INCONCLUSIVE, UNRESOLVED, noninferiority_from_interval, verdict_from_interval
 from .records import Record
+from .display import p_text
 
 BETTING_CAP = 0.5  # c: the largest fraction of capital ever staked (the paper suggests 1/2 or 3/4)
 CS_METHOD = ("predictable plug-in empirical-Bernstein confidence sequence "
              "(Waudby-Smith & Ramdas 2024), running intersection")
+CS_P_METHOD = "the smallest alpha at which the confidence sequence excludes zero"
 MSPRT_METHOD = "mixture SPRT on the discordant pairs, Jeffreys Beta(1/2, 1/2) mixture (Robbins 1970)"
 BETTING_P_METHOD = "two-sided betting e-process for a zero mean, p = 1/max capital (Ville)"
 MIN_SEQUENTIAL = 2  # a sequence needs one observation to predict the next stake from
 MIN_DRIFT_HALF = 20  # units per half before the constant-difference check is made
+MAX_PLANNED_POWER = 0.999  # power/(1 − alpha) capped below 1 (power near 1, alpha not small)
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,11 @@ def compare_sequential(baseline, variant, *, binary: bool, alpha: float = 0.05,
         p_path, p_method = _msprt_path(differences), MSPRT_METHOD
     else:
         p_path, p_method = betting_p_values(differences, alpha=alpha), BETTING_P_METHOD
-    p_value = float(p_path[-1])
+    # The p shown beside the verdict is the rule's own: the smallest level at which the
+    # sequence excludes zero and (pass/fail) the flips' test agrees, so p < alpha exactly
+    # when the reading is a direction (a criterion's p·k < alpha exactly when it moved).
+    p_value = max(float(p_path[-1]), sequence_p_value(differences))
+    p_method += "; reported as the larger of it and the sequence's own p (" + CS_P_METHOD + ")"
     verdict = verdict_from_interval(low, high)
     excludes_zero = (sequence.low > 0) | (sequence.high < 0)
     if binary:
@@ -200,6 +207,30 @@ def compare_sequential(baseline, variant, *, binary: bool, alpha: float = 0.05,
         path_high=tuple(float(v) for v in sequence.high[path - 1]), drift=drift)
 
 
+def sequence_p_value(differences, *, lower: float = -1.0, upper: float = 1.0,
+                     floor: float = 1e-12) -> float:
+    """The sequence's always-valid p-value at the last n: the smallest alpha at which its
+    running intersection excludes zero (found by bisection on log alpha). It is valid at
+    every n at once, as the sequence is: under a zero difference every sequence at alpha
+    holds zero at every n with probability 1 − alpha."""
+    x, scale = _unit_interval(differences, lower, upper)
+    zero = (0.0 - lower) / scale
+
+    def excludes(alpha: float) -> bool:
+        low, high = _eb_bounds(x, alpha)
+        return bool(low[-1] > zero or high[-1] < zero)
+
+    if not excludes(1 - 1e-9):
+        return 1.0
+    if excludes(floor):
+        return floor
+    low, high = math.log(floor), math.log(1 - 1e-9)   # excludes at high, not at low
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (low, middle) if excludes(math.exp(middle)) else (middle, high)
+    return float(math.exp(high))
+
+
 def drift_check(differences, *, alpha: float = 0.05, unit: str = "golden") -> DriftCheck:
     """Welch's t of the mean difference in the first against the second half of the units
     in traffic order, two-sided at ``alpha``. Fewer than ``MIN_DRIFT_HALF`` units a half: not
@@ -225,7 +256,7 @@ def drift_check(differences, *, alpha: float = 0.05, unit: str = "golden") -> Dr
     if drifted:
         sentence = (f"the difference drifted with traffic order: {_points(mean_first)} over the "
                     f"first {first.size} {unit}s, {_points(mean_second)} over the next "
-                    f"{second.size} (Welch p = {p_value:.2g}); a sequential readout assumes one "
+                    f"{second.size} (Welch {p_text(p_value)}); a sequential readout assumes one "
                     "constant difference, so no verdict is read at this look, and the interval "
                     "shown is the sequence's bound at n without the running intersection")
     return DriftCheck(first_half=mean_first, second_half=mean_second, p_value=p_value,
@@ -280,22 +311,122 @@ def sequential_detection_limit(differences, budget: int, *, alpha: float = 0.05,
 
 def planned_detection_limit(discordant_rate: float, budget: int, *, alpha: float = 0.05,
                             power: float = 0.80) -> float:
-    """The sequential detection limit a pass/fail design plans with: flips of ±1 at the
-    assumed discordant rate d have variance d, i.e. d/4 on the sequence's [0, 1] scale."""
+    """The sequential detection limit a pass/fail design plans with, goldens as the unit."""
+    return plan_sequence(discordant_rate, budget, alpha=alpha, power=power).detection_limit
+
+
+@dataclass(frozen=True)
+class SequencePlan(Record):
+    """What the confidence sequence of a pass/fail design will resolve by its budget N.
+
+    ``half_width`` is the sequence's expected half-width at N (its bound at N alone; the
+    running intersection a readout reports is at most as wide), ``detection_limit`` the
+    smallest true difference it excludes zero for by N with about ``power``; both on the
+    difference scale. A limit of 1 or more is a budget that can resolve no difference."""
+
+    discordant_rate: float
+    budget: int                 # goldens
+    unit: str                   # "golden" or "cluster"
+    units: int                  # the units the sequence reads by N
+    goldens_per_unit: float
+    alpha: float
+    power: float
+    half_width: float
+    detection_limit: float
+
+    @property
+    def resolves_anything(self) -> bool:
+        return self.detection_limit < 1
+
+
+def plan_sequence(discordant_rate: float, budget: int, *, alpha: float = 0.05,
+                  power: float = 0.80, goldens_per_cluster: float | None = None) -> SequencePlan:
+    """Plan a sequential pass/fail readout from the interval it will be read from.
+
+    Flips of ±1 at discordant rate d have variance d, d/4 on the sequence's [0, 1] scale.
+    Without clusters the sequence reads ``budget`` goldens; with clusters of about m goldens
+    it reads budget/m cluster means (as the readout counts them, ``sequence_units``), each
+    of variance d/(4m) when goldens within a cluster flip independently — an assumption:
+    goldens of one user that flip together widen the sequence further. Few units cost more
+    than variance can buy back: the stake is capped at 1/2, so the sequence is never
+    narrower than 2·log(2/α)/(units/2) however quiet the units are."""
     if not 0 <= discordant_rate <= 1:
         raise ValueError(f"the discordant rate must lie in [0, 1], got {discordant_rate}")
     if budget < MIN_SEQUENTIAL:
         raise ValueError(f"the budget must be at least {MIN_SEQUENTIAL}, got {budget}")
-    variance = max(discordant_rate / 4, 1.0 / (4 * (budget + 1)))
-    return _limit_at_variance(variance, int(budget), alpha=check_alpha(alpha), power=power)
+    alpha = check_alpha(alpha)
+    per_unit = 1.0 if goldens_per_cluster is None else float(goldens_per_cluster)
+    if not per_unit >= 1:
+        raise ValueError(f"a cluster holds at least one golden, got {goldens_per_cluster}")
+    units = sequence_units(int(budget), per_unit)
+    variance = max(discordant_rate / (4 * per_unit), 1.0 / (4 * (units + 1)))
+    half_width = _half_width_at_variance(variance, units, alpha=alpha)
+    return SequencePlan(discordant_rate=float(discordant_rate), budget=int(budget),
+                        unit="golden" if goldens_per_cluster is None else "cluster",
+                        units=units, goldens_per_unit=per_unit, alpha=alpha, power=power,
+                        half_width=half_width,
+                        detection_limit=_limit_at_variance(variance, units, alpha=alpha,
+                                                           power=power))
+
+
+SEARCH_LIMIT = 1_000_000  # the largest budget a search for one considers
+
+
+def budget_needed(effect: float, discordant_rate: float, *, alpha: float = 0.05,
+                  power: float = 0.80, goldens_per_cluster: float | None = None,
+                  start: int = 100) -> int | None:
+    """About the smallest budget (in goldens, to one per cent) whose sequence resolves
+    ``effect``, at the same cluster size; None when even ``SEARCH_LIMIT`` goldens do not."""
+    def reaches(budget: int) -> bool:
+        return plan_sequence(discordant_rate, budget, alpha=alpha, power=power,
+                             goldens_per_cluster=goldens_per_cluster).detection_limit <= effect
+
+    low = max(int(start), MIN_SEQUENTIAL)
+    if reaches(low):
+        return low
+    high = 2 * low
+    while not reaches(high):
+        if high >= SEARCH_LIMIT:
+            return None
+        low, high = high, min(2 * high, SEARCH_LIMIT)
+    while high - low > max(1, low // 100):
+        middle = (low + high) // 2
+        low, high = (low, middle) if reaches(middle) else (middle, high)
+    return high
+
+
+def sequence_units(budget_goldens: int, goldens_per_cluster: float) -> int:
+    """The units a sequence reads by a budget of goldens: the goldens, or as many clusters
+    as that many goldens fill at the clusters' mean size (never fewer than two)."""
+    return max(round(budget_goldens / goldens_per_cluster), MIN_SEQUENTIAL)
+
+
+def _half_width_at_variance(variance: float, budget: int, *, alpha: float) -> float:
+    """The expected half-width of the sequence's bound at ``budget`` units when each unit's
+    variance (on the [0, 1] scale) is ``variance``, on the difference scale [−1, 1]."""
+    stakes = _planned_stakes(variance, budget, alpha)
+    radius = (math.log(2 / alpha) + np.sum(4 * variance * _psi(stakes))) / np.sum(stakes)
+    return float(2 * radius)
 
 
 def _limit_at_variance(variance: float, budget: int, *, alpha: float, power: float) -> float:
+    """The half-width plus z standard errors of the sequence's centre, the stake-weighted
+    mean Σλx/Σλ: early units carry larger stakes, so its standard error √(Σλ²·σ²)/Σλ
+    exceeds that of the plain mean, σ/√n. Under a constant difference the drift check
+    still withholds the verdict at a share alpha of looks, independently of the sequence,
+    so the sequence itself must reach power/(1 − alpha) for the rule to reach ``power``."""
+    stakes = _planned_stakes(variance, budget, alpha)
+    centre_se = math.sqrt(variance * float(np.sum(stakes**2))) / float(np.sum(stakes))
+    needed = min(power / (1 - alpha), MAX_PLANNED_POWER)
+    return float(_half_width_at_variance(variance, budget, alpha=alpha)
+                 + special.ndtri(needed) * 2 * centre_se)
+
+
+def _planned_stakes(variance: float, budget: int, alpha: float) -> np.ndarray:
+    """The stakes λ_t the sequence would place if its variance estimate were ``variance``."""
     t = np.arange(1, budget + 1, dtype=float)
-    stakes = np.minimum(np.sqrt(2 * math.log(2 / alpha) / (variance * t * np.log1p(t))), BETTING_CAP)
-    radius = (math.log(2 / alpha) + np.sum(4 * variance * _psi(stakes))) / np.sum(stakes)
-    z = special.ndtri(power)
-    return float(2 * radius + z * 2 * math.sqrt(variance / budget))
+    return np.minimum(np.sqrt(2 * math.log(2 / alpha) / (variance * t * np.log1p(t))),
+                      BETTING_CAP)
 
 
 def _eb_bounds(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:

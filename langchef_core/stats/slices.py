@@ -51,6 +51,7 @@ from .multiplicity import holm
 from .paired import BinaryComparison, ContinuousComparison, compare_binary, compare_continuous
 from .records import Record, json_ready
 from .stratified import WeightedDifference, thin_slice_warnings, weighted_difference
+from .display import p_text
 
 BINARY, CONTINUOUS = "binary", "continuous"
 OBSERVED, TARGET = "observed", "target"
@@ -322,7 +323,7 @@ def _breach_reason(result: SliceResult, column: str) -> str:
                                               comparison.high)]
     return (f"guardrail breach: protected slice {result.slice!r} of {column!r} regressed, "
             f"difference {ends[0]} (interval {ends[1]} to {ends[2]}, Holm-adjusted "
-            f"p = {result.p_adjusted:.3g}, n = {comparison.n}); the gate fails whatever the "
+            f"{p_text(result.p_adjusted)}, n = {comparison.n}); the gate fails whatever the "
             "overall verdict")
 
 

@@ -30,7 +30,7 @@ def register(commands, common) -> None:
 def run_design_check(arguments) -> int:
     from langchef_core.designs.approval import (INVALID, ApprovalStatus, status_of,
                                                 verified_approval)
-    from langchef_core.designs.fit import require_fit
+    from langchef_core.designs.fit import require_fit, run_files
     from langchef_core.designs.parse import load_workspace_design
     from langchef_core.designs.power_plan import assess_power
     from langchef_core.inputs.errors import InputError
@@ -49,17 +49,22 @@ def run_design_check(arguments) -> int:
     if design.kind == "superiority" and design.margin is not None:
         notes.append(f"margin {design.margin:g} given for a superiority design: non-inferiority "
                      "is reported beside the verdict, and the verdict alone decides the gate")
+    runs = run_files(workspace, design)
     file = workspace.relative(workspace.design_path(arguments.name))
     payload = {"experiment": design.experiment, "file": file, "valid": True,
                "sha256": design.sha256, "canonical": design.canonical_json,
                "design": design.to_dict(), "power": plan.to_dict(),
-               "approval": status.to_dict(), "notes": notes, "judge_endpoint": endpoint}
+               "approval": status.to_dict(), "notes": notes, "judge_endpoint": endpoint,
+               "runs": [run.to_dict() for run in runs]}
     text = [f"{file}: valid design",
             f"  experiment  {design.experiment}: {design.kind} on {design.primary}, "
             f"{design.arms.baseline} -> {design.arms.variant}, suite {design.suite}",
             f"  sha256      {design.sha256}",
             f"  canonical   {design.canonical_json}",
             f"  workspace   fits: {_fit_summary(design)}",
+            "  runs        " + ", ".join(f"{run.arm}: {run.file}"
+                                         + ("" if run.written else ".jsonl|.csv|.parquet (not written yet)")
+                                         for run in runs),
             f"  power       {plan.sentence}",
             f"  approval    {status.label}: {status.sentence}"]
     if endpoint is not None:

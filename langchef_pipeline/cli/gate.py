@@ -111,6 +111,10 @@ def _decision_lines(decision) -> str:
     if decision.passed:
         text = f"PASSED: {name}{version} ({decision.verdict}" + (
             f", non-inferiority {decision.noninferiority})" if decision.noninferiority else ")")
+        from langchef_core.readout.verdict import inconclusive_note
+        note = inconclusive_note(readout)
+        if note:  # the default gate passes an open question: say so (issue 29)
+            text += f" — {note}; `--fail-on-inconclusive` would fail it"
         if not decision.strict and decision.missing_proofs:
             text += ("\n  note: proofs missing (" + ", ".join(decision.missing_proofs)
                      + "); `--strict` would fail this readout")

@@ -76,8 +76,8 @@ def run_readout(arguments) -> int:
     text = f"{arguments.name}: readout written to {path}"
     if summary.get("verdict_line"):
         text += f"\n  {summary['verdict_line']}"
-    if summary.get("passed") is not None:
-        text += f"\n  gate {'passed' if summary['passed'] else 'NOT passed'}"
+    if summary.get("gate") is not None:
+        text += f"\n  gate {summary['gate']}"
     text += f"\n  report: {path.parent / 'index.html'}"
     emit(arguments, {"experiment": arguments.name, "readout": str(path), **summary}, text)
     return 0
@@ -99,11 +99,12 @@ def _write_failure_tables(workspace, experiment: str, tables: list[str]) -> str:
 
 def _readout_summary(path: Path) -> dict:
     """The gate outcome and the demo's verdict line of a fresh readout, when it can be read."""
-    from langchef_core.readout.verdict import verdict_line
+    from langchef_core.readout.verdict import gate_words, verdict_line
 
     try:
         readout = json.loads(path.read_text(encoding="utf-8"))
-        summary = {"passed": bool(readout["gate"]["passed"]), "version": readout.get("version")}
+        summary = {"passed": bool(readout["gate"]["passed"]), "version": readout.get("version"),
+                   "gate": gate_words(readout)}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
     try:

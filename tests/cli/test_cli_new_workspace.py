@@ -455,7 +455,7 @@ def test_a_design_that_asks_for_a_strict_gate_fails_its_own_readout(langchef, tm
     assert approve(langchef, root).code == 0
     write_runs(root, created_at=None)
     result = readout(langchef, root)
-    assert result.code == 0 and "gate NOT passed" in result.stdout
+    assert result.code == 0 and "gate did not pass: " in result.stdout
     document = latest_readout(root)
     assert document["gate"]["strict"] is True
     assert [proof["code"] for proof in document["gate"]["missing_proofs"]] == ["traffic_unverified"]

@@ -42,7 +42,7 @@ def test_the_readout_path_and_its_gate_are_printed(python_cli, workspace):
         """)
     result = python_cli(stand_in + CALL)
     assert "EXIT 0 DAGSTER False" in result.stdout, result.stderr
-    assert "readout written to" in result.stdout and "gate NOT passed" in result.stdout
+    assert "readout written to" in result.stdout and "gate did not pass" in result.stdout
     assert (workspace / "reports" / "rerank" / "v1" / "readout.json").is_file()
 
 

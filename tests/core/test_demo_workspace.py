@@ -349,3 +349,42 @@ def test_anchor_agreement_separates_the_stable_judge_from_the_drifted_one(demo):
     assert kappa["stable"] >= planted.warn_kappa
     assert kappa["drifted"] < planted.fail_kappa
     assert not math.isclose(kappa["stable"], kappa["drifted"])
+
+
+# ---------------------------------------------------------------------------------------
+# Each description, counted from the runs (issue 29, point 8)
+# ---------------------------------------------------------------------------------------
+
+# What each plant's sentence says, as counts of the judged runs: (pattern, names of its groups).
+DESCRIBED_COUNTS = {
+    "stale-index": (r"(\d+) goldens that passed now answer", ("broke",)),
+    "eager-hedging": (r"hedges (\d+) answers that passed", ("broke",)),
+    "prompt-trim": (r"breaks (\d+) answers and fixes (\d+): a real −(\d+\.\d)-point",
+                    ("broke", "fixed", "drop_points")),
+    "cheaper-model": (r"breaks (\d+) answers and fixes (\d+)", ("broke", "fixed")),
+    "friendly-tone": (r"answers (\d+) questions .* buries (\d+) answers", ("fixed", "broke")),
+    "faq-distilled": (r"breaks (\d+) of the (\d+) answers .* fixes (\d+) of its (\d+) failures in "
+                      r"the (\d+) goldens", ("broke", "baseline_passes", "fixed",
+                                             "baseline_failures", "n")),
+}
+
+
+def counts_from_runs(root: Path, experiment: str) -> dict:
+    design, goldens, before, after = judged(root, experiment)
+    was, now = passes(before), passes(after)
+    return {"broke": int(np.sum(was & ~now)), "fixed": int(np.sum(~was & now)),
+            "baseline_passes": int(was.sum()), "baseline_failures": int((~was).sum()),
+            "n": int(was.size), "drop_points": f"{100 * (was.sum() - now.sum()) / was.size:.1f}"}
+
+
+@pytest.mark.parametrize("experiment", sorted(DESCRIBED_COUNTS))
+def test_every_description_states_the_counts_its_runs_hold(demo, experiment):
+    import re
+    root, manifest = demo
+    plant = manifest.experiment(experiment).plant
+    pattern, names = DESCRIBED_COUNTS[experiment]
+    found = re.search(pattern, plant)
+    assert found, (experiment, plant)
+    counted = counts_from_runs(root, experiment)
+    stated = dict(zip(names, found.groups()))
+    assert stated == {name: str(counted[name]) for name in names}, (plant, counted)

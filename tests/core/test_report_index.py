@@ -53,7 +53,7 @@ def test_the_index_lists_every_experiment_and_version_newest_first(tmp_path):
     newer, older = 'href="stale-index/v2/index.html"', 'href="stale-index/v1/index.html"'
     assert html.index(newer) < html.index(older)
     assert "2 experiments, 3 published versions" in html
-    assert "2026-11-04 10:00 UTC" in html and "2026-11-02 10:00 UTC" in html  # manifest dates
+    assert "2026-11-04 10:00:00 UTC" in html and "2026-11-02 10:00:00 UTC" in html  # manifest dates
     # Tango interval of the regression example (issue 12; the bootstrap gave −28.9 to −12.2)
     assert (f"REGRESSION</span> Regression: {MINUS}20.0 points, 95% interval {MINUS}29.4 to "
             f"{MINUS}13.0; 18 goldens broke, none fixed.") in html

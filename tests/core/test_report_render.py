@@ -119,7 +119,7 @@ def test_rendering_is_byte_identical_and_ignores_the_order_of_mapping_keys():
 def test_the_creation_time_is_passed_in_and_must_carry_a_time_zone():
     readout = frozen_specimen()
     later = render_report(readout, CREATED_AT + timedelta(days=1))
-    assert "2026-11-03 10:00 UTC" in later and "2026-11-02 10:00 UTC" not in later
+    assert "2026-11-03 10:00:00 UTC" in later and "2026-11-02 10:00:00 UTC" not in later
     # the same instant in another zone is the same page
     shifted = CREATED_AT.astimezone(timezone(timedelta(hours=2)))
     assert render_report(readout, shifted) == render_report(readout, CREATED_AT)
@@ -255,7 +255,7 @@ def test_the_design_as_approved_and_the_fingerprints():
     html = render_report(readout, CREATED_AT)
     design = section(html, "design")
     assert readout["design"]["sha256"] in design and "Ada Reviewer" in design
-    assert "2026-10-28 14:05 UTC" in design and "5.0 points" in design
+    assert "2026-10-28 14:05:00 UTC" in design and "5.0 points" in design
     assert "2000 resamples, seed 11" in design
     provenance = section(html, "provenance")
     assert readout["inputs"]["sha256"] in provenance
@@ -452,7 +452,7 @@ def test_guardrails_read_protected_slices_in_points_and_costs_in_percent():
     slice_row = next(row for row in rows if row.startswith("protected slice task=safety"))
     # The rule and the observed p in separate columns (issue 15).
     assert f"{MINUS}4.2" in slice_row and "whole interval below 0 and Holm p below 0.05" in slice_row
-    assert '<td class="num">1.00</td>' in slice_row
+    assert '<td class="num">1.000</td>' in slice_row
     cost_row = next(row for row in rows if row.startswith("p95 latency_ms"))
     assert f"{MINUS}10.0%" in cost_row and "+10.0%" in cost_row and ">held<" in cost_row
 

@@ -178,3 +178,26 @@ def test_the_cli_output_uses_one_unit(demo):
     assert "HELD at -5.0 points" in printed and "-20.0 points [" in printed
     assert "%" not in "\n".join(line for line in printed.splitlines()
                                 if line.startswith("  ") and "REFUSED" not in line)
+
+
+def test_index_rows_give_the_gate_reason_and_sequential_rows_their_own_p(browser, demo):
+    # Issue 29: a row that did not pass shows its first reason, a passed row with an open
+    # question says so; a sequential row's p is the sequence's always-valid one, so no
+    # "p < 0.001" stands beside an inconclusive criterion.
+    reports, printed = demo
+    index = visit(browser, reports / "index.html").page
+    stale = index.locator("#experiment-stale-index tbody tr").first.inner_text()
+    assert "did not pass" in stale and "pass_rate regressed: -20.0 points" in stale
+    trim = index.locator("#experiment-prompt-trim tbody tr").first.inner_text()
+    assert "passed" in trim and "primary inconclusive, limit 10.4 points" in trim
+    index.close()
+    assert "[gate passed — primary inconclusive, limit 10.4 points]" in printed
+    page = visit(browser, reports / "faq-distilled" / "latest" / "index.html").page
+    table = page.locator("table:has(th:text-is('always-valid p'))")
+    assert table.count() == 1   # the criteria table's p column names the sequence's p
+    row = table.locator("tbody tr", has_text="Correctness").first
+    # broke, fixed, difference, interval, p, Holm p, limit, reading
+    cells = [cell.strip() for cell in row.locator("td").all_text_contents()]
+    assert cells[-1] == "inconclusive" and "< 0.001" not in cells
+    assert float(cells[5]) >= 0.05 > float(cells[4])   # Holm p at or above alpha: no direction
+    page.close()

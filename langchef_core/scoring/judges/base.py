@@ -146,6 +146,15 @@ def criterion_hint(cited: str, criteria) -> str:
     return listed + "; fix the upstream judge or add the criterion to the design"
 
 
+def uncited_fail(source, row, criteria) -> InputError:
+    """A fail that cites no criterion, in a run whose design lists criteria: refused rather
+    than counted as unattributed, since the README promises every fail names one."""
+    listed = ", ".join(repr(name) for name in criteria)
+    return InputError("this fail cites no criterion", file=source, column="criterion", row=row,
+                      hint=f"every fail must cite the one criterion it breaks ({listed}); "
+                           "write the criterion the upstream judge cited on this row")
+
+
 def verdict_frame(rows: list[dict], index) -> pd.DataFrame:
     """The judge's output table, in input order, indexed like the input."""
     frame = pd.DataFrame(rows, columns=VERDICT_COLUMNS, index=index)

@@ -10,7 +10,10 @@ pass through after three checks, each of which names the file, column and row it
 - a cited criterion belongs to the design's criteria, when those are known; case does not
   matter (``Correctness`` is ``correctness``) and the design's spelling is kept.
 
-A fail without a criterion stays uncited (None), so the attribution reports it as
+- every fail cites a criterion, when the design lists criteria: a fail without one is
+  refused (file, row), not counted as unattributed.
+
+Without criteria in the design a fail stays uncited (None), so the attribution reports it as
 unattributed instead of guessing. A criterion on a pass is dropped: a passing answer cites
 nothing.
 """
@@ -23,7 +26,7 @@ import pandas as pd
 
 from ...inputs.errors import InputError
 from .base import (FAIL, PASS, Judge, Judgement, JudgeUsage, check_pinned, criterion_hint,
-                   is_missing, item_ids, row_number, spelled_as, verdict_frame)
+                   is_missing, item_ids, row_number, spelled_as, uncited_fail, verdict_frame)
 
 KIND = "recorded"
 
@@ -71,6 +74,8 @@ class RecordedJudge(Judge):
             cited = None if criteria is None else criteria.iloc[position]
             cited = None if verdict == PASS or is_missing(cited) or str(cited).strip() == "" \
                 else str(cited).strip()
+            if verdict != PASS and cited is None and self.criteria:
+                raise uncited_fail(source, row_number(row), self.criteria)
             if cited is not None and self.criteria is not None:
                 known = spelled_as(cited, self.criteria)
                 if known is None:

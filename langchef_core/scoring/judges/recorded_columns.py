@@ -16,7 +16,7 @@ import pandas as pd
 
 from ...inputs.errors import InputError
 from .base import (PASS, VERDICT_COLUMNS, Judgement, JudgeUsage, criterion_hint, id_column,
-                   is_missing, item_ids, row_number, spelled_as)
+                   is_missing, item_ids, row_number, spelled_as, uncited_fail)
 
 
 def cells(series: pd.Series):
@@ -58,13 +58,17 @@ def run_recorded(judge, items: pd.DataFrame, source: str | None, decode) -> Judg
     decoded, bad = _decode_verdicts(verdict_cells, source, decode)
     limit = n if bad < 0 else bad  # rows before the first bad verdict
     cited = np.full(limit, None, dtype=object)
-    if "criterion" in items.columns:
-        raw, texts = cells(items["criterion"]), {}
+    must_cite = bool(judge.criteria)
+    raw = cells(items["criterion"]) if "criterion" in items.columns else [None] * limit
+    if "criterion" in items.columns or must_cite:
+        texts = {}
         for position in range(limit):
             if decoded[position] == PASS:
                 continue
             value = raw[position]
             if is_missing(value):
+                if must_cite:
+                    raise uncited_fail(source, row_number(items.index[position]), judge.criteria)
                 continue
             try:
                 text = texts[(type(value), value)]
@@ -75,6 +79,8 @@ def run_recorded(judge, items: pd.DataFrame, source: str | None, decode) -> Judg
                 except TypeError:
                     pass
             if text == "":
+                if must_cite:
+                    raise uncited_fail(source, row_number(items.index[position]), judge.criteria)
                 continue
             if judge.criteria is not None:
                 # Case-insensitive, the design's spelling canonical (as in ``_run_by_rows``).
