@@ -7,11 +7,23 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from .options import add_command
 from .output import CommandError, emit
 
 MAX_READOUT_BYTES = 64 << 20
+
+
+class Decided(NamedTuple):
+    """One readout's gate: its label, decision, verdict line, the proofs it passed, and the
+    open question a passed gate carried (None when none)."""
+
+    label: str
+    decision: object
+    line: str | None
+    verification: object
+    note: str | None
 
 
 DESCRIPTION = """
@@ -59,10 +71,10 @@ def run_gate(arguments) -> int:
     decided = [_decide(arguments, _readout_path(arguments, given)) for given in arguments.paths]
     if arguments.junit:
         _write_junit(Path(arguments.junit), decided)
-    passed = all(decision.passed for _, decision, _, _ in decided)
-    records = [{**decision.to_dict(), "file": label, "verification": verified.to_dict()}
-               for label, decision, _, verified in decided]
-    text = "\n".join(_decision_text(decision, verified) for _, decision, _, verified in decided)
+    passed = all(item.decision.passed for item in decided)
+    records = [{**item.decision.to_dict(), "file": item.label,
+                "verification": item.verification.to_dict()} for item in decided]
+    text = "\n".join(_decision_text(item) for item in decided)
     emit(arguments, records[0] if len(records) == 1 else {"passed": passed, "readouts": records},
          text)
     return 0 if passed else 1
@@ -92,7 +104,9 @@ def _decide(arguments, path: Path):
                             strict=arguments.strict, file=label)
     if arguments.strict and not verification.proven:
         decision = decision.failing("not verified against a ledger or a signature (--strict)")
-    return label, decision, _verdict_line(readout), verification
+    from langchef_core.readout.verdict import inconclusive_note
+    return Decided(label, decision, _verdict_line(readout), verification,
+                   inconclusive_note(readout) if decision.passed else None)
 
 
 def _verdict_line(readout) -> str | None:
@@ -101,25 +115,21 @@ def _verdict_line(readout) -> str | None:
     return line if isinstance(line, str) else None
 
 
-def _decision_text(decision, verification) -> str:
-    return _decision_lines(decision) + f"\n  evidence: {verification.sentence}"
-
-
-def _decision_lines(decision) -> str:
+def _decision_text(item: "Decided") -> str:
+    decision = item.decision
     name = decision.experiment or "readout"
     version = f" v{decision.version}" if decision.version is not None else ""
     if decision.passed:
         text = f"PASSED: {name}{version} ({decision.verdict}" + (
             f", non-inferiority {decision.noninferiority})" if decision.noninferiority else ")")
-        from langchef_core.readout.verdict import inconclusive_note
-        note = inconclusive_note(readout)
-        if note:  # the default gate passes an open question: say so (issue 29)
-            text += f" — {note}; `--fail-on-inconclusive` would fail it"
+        if item.note:  # the default gate passes an open question: say so (issue 29)
+            text += f" — {item.note}; `--fail-on-inconclusive` would fail it"
         if not decision.strict and decision.missing_proofs:
             text += ("\n  note: proofs missing (" + ", ".join(decision.missing_proofs)
                      + "); `--strict` would fail this readout")
-        return text
-    return f"NOT PASSED: {name}{version}\n" + "\n".join(f"  - {r}" for r in decision.reasons)
+    else:
+        text = f"NOT PASSED: {name}{version}\n" + "\n".join(f"  - {r}" for r in decision.reasons)
+    return text + f"\n  evidence: {item.verification.sentence}"
 
 
 def _write_junit(target: Path, decided) -> None:
@@ -129,7 +139,7 @@ def _write_junit(target: Path, decided) -> None:
     from langchef_core.review.junit import GateCase, junit_xml
 
     body = junit_xml([GateCase(file=label, decision=decision, line=line)
-                      for label, decision, line, _ in decided])
+                      for label, decision, line, _, _ in decided])
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise CommandError(f"--junit {target}: the folder {folder} does not exist; create it "
