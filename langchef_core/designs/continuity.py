@@ -4,7 +4,8 @@ The hash chain proves that no row of a ledger was changed; it cannot prove that 
 is the newest one. Replacing the ledger with an older copy of itself (a backup from before a
 look) or with another workspace's ledger leaves a consistent chain. What gives either away
 is the workspace's published versions: every manifest.json carries the identity of the
-ledger that recorded it and the chain's head right after its publication row. So when a
+ledger that recorded it, the chain's head right after its publication row and the number of
+links the chain then held. So when a
 workspace opens its ledger, the newest manifest of each experiment is read, and
 
 - a manifest of this ledger whose head the chain does not hold means the ledger is an older
@@ -35,6 +36,7 @@ class Stamp:
     file: Path
     identity: str
     head: str
+    rows: int | None
     created_at: str
 
 
@@ -72,7 +74,9 @@ def read_stamp(path: Path) -> Stamp | None:
     identity, head = manifest.get("ledger_identity"), manifest.get("ledger_head")
     if not (isinstance(identity, str) and isinstance(head, str)):
         return None
-    return Stamp(path, identity, head, str(manifest.get("created_at")))
+    rows = manifest.get("ledger_rows")
+    return Stamp(path, identity, head, rows if isinstance(rows, int) else None,
+                 str(manifest.get("created_at")))
 
 
 def check_continuity(ledger, reports_root: Path, *, shown=str) -> LedgerIdentity:
@@ -85,7 +89,8 @@ def check_continuity(ledger, reports_root: Path, *, shown=str) -> LedgerIdentity
     foreign, missing = [], []
     for stamp in stamps:
         if stamp.identity == identity.workspace_id:
-            if ledger.link_position(stamp.head) is None:
+            position = ledger.link_position(stamp.head)
+            if position is None or (stamp.rows is not None and position != stamp.rows):
                 missing.append(stamp)
         elif stamp.identity not in identity.succeeds:
             foreign.append(stamp)

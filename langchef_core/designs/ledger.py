@@ -256,7 +256,7 @@ class Ledger(_Pins):
             if row_sha256(rows[table][row_id]) != row_sha:
                 broken(table, row_id, "was changed after it was written")
             linked[table].add(row_id)
-            links[link] = seq
+            links[link] = len(links)  # how many links the chain held up to this one
             previous = link
         for table, found in rows.items():
             extra = sorted(set(found) - linked[table])
@@ -266,8 +266,8 @@ class Ledger(_Pins):
         return previous
 
     def link_position(self, link: str) -> int | None:
-        """Where ``link`` stands in the verified chain (0 for GENESIS), or None when the
-        chain never held it: a manifest's head this ledger lacks was written by another
+        """How many links the verified chain holds up to ``link`` (0 for GENESIS), or None
+        when it never held it: a manifest's head this ledger lacks was written by another
         ledger, or by this one after the copy was taken."""
         if getattr(self, "_links", None) is None:
             self.verify()
@@ -365,15 +365,19 @@ class Ledger(_Pins):
                             moment)
         return entry, looks
 
-    def record_publication(self, experiment: str, version: int, readout_sha256: str) -> str:
+    def record_publication(self, experiment: str, version: int,
+                           readout_sha256: str) -> tuple[str, int]:
         """The pending row written before version ``version`` is renamed into place; returns
-        the chain's head right after it (what the version's manifest carries)."""
+        the chain's head right after it and how many links the chain then holds (what the
+        version's manifest carries)."""
         with self._transaction():
             self._insert("publications", {
                 "experiment": check_name(experiment), "version": int(version),
                 "readout_sha256": check_sha256(readout_sha256, "readout_sha256"),
                 "started_at": format_utc(datetime.now(timezone.utc))})
-            return self._head()
+            links = self._connection.execute(sa.select(sa.func.count()).select_from(
+                schema.chain)).scalar_one()
+            return self._head(), int(links)
 
     def publication_hashes(self, experiment: str, version: int) -> set[str]:
         """The readout hashes recorded for version ``version`` (more than one only when a

@@ -237,10 +237,11 @@ def _fault(step: str) -> None:
 
 def _ledger_stamp(ledger: Ledger, experiment: str, version: int, readout_sha256: str) -> dict:
     """The pending publication row, and what the manifest says of the ledger that holds it:
-    the chain's head right after the row, and the ledger's identity."""
-    head = ledger.record_publication(experiment, version, readout_sha256)
+    the chain's head right after the row, how many links the chain then held, and the
+    ledger's identity."""
+    head, rows = ledger.record_publication(experiment, version, readout_sha256)
     identity = ledger.identity()
-    return {"ledger_head": head,
+    return {"ledger_head": head, "ledger_rows": rows,
             **({"ledger_identity": identity.workspace_id} if identity is not None else {})}
 
 

@@ -77,6 +77,8 @@ def test_a_rewritten_readout_and_manifest_are_refused_by_the_ledger(langchef, tm
     two_readouts(langchef, root)
     honest = langchef("gate", version(root, 1), "--json")
     assert honest.code == 1 and honest.json["verification"]["ledger"], honest.stderr
+    stamp = json.loads((version(root, 2) / "manifest.json").read_text())
+    assert {"ledger_head", "ledger_rows", "ledger_identity"} <= set(stamp)
     forge_pass(root)
     # Away from the workspace the same two files pass: the manifest alone proves nothing.
     carried = tmp_path / "carried" / "v1"
