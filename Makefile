@@ -51,7 +51,7 @@ tools:
 test: $(STAMP)
 	LANGCHEF_TEST_LM_EVAL_PYTHON=$${LANGCHEF_TEST_LM_EVAL_PYTHON:-$(CURDIR)/$(TOOLS_DIR)/lm-eval/bin/python} \
 	LANGCHEF_TEST_PROMPTFOO=$${LANGCHEF_TEST_PROMPTFOO:-$(CURDIR)/$(TOOLS_DIR)/promptfoo/node_modules/.bin/promptfoo} \
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=30
 
 # demo and dev share one DAGSTER_HOME, so the UI shows the demo's readouts as materialised.
 DAGSTER_HOME ?= $(CURDIR)/.dagster_home

@@ -91,11 +91,12 @@ def judge_verdicts(design: DesignState, goldens: TableLoad, arm_runs: dict):
 # every verdict in the cache). forkserver with preloaded modules: each step process forks
 # from one that has imported dagster and langchef already, instead of starting a fresh
 # interpreter per shard (on two cores, eight spawned steps were slower than one).
+FORKSERVER = {"forkserver": {"preload_modules": [
+    "dagster", "pandas", "langchef_pipeline.definitions"]}}
 sharded_judging = dg.define_asset_job(
     "sharded_judging", selection=dg.AssetSelection.assets(judge_verdicts).upstream(),
     executor_def=dg.multiprocess_executor,
-    config={"execution": {"config": {"start_method": {"forkserver": {"preload_modules": [
-        "dagster", "pandas", "langchef_pipeline.definitions"]}}}}},
+    config={"execution": {"config": {"start_method": FORKSERVER}}},
     description="Judge an experiment's answers in parallel shards (see langchef_pipeline/judging.py).")
 
 

@@ -142,11 +142,11 @@ def judge_in_shards(workspace: Workspace, experiment: str, shards: int) -> None:
     a judging step that failed raises ReadoutFailed with its reason."""
     import tempfile
 
+    from langchef_pipeline.judging import FORKSERVER
     from langchef_pipeline.refusals import reasons_from
 
     run_config = {
-        "execution": {"config": {"max_concurrent": shards, "start_method": {"forkserver": {
-            "preload_modules": ["dagster", "pandas", "langchef_pipeline.definitions"]}}}},
+        "execution": {"config": {"max_concurrent": shards, "start_method": FORKSERVER}},
         "resources": {"judge": {"config": {"shards": shards}},
                       "workspace": {"config": {"root": str(workspace.root), "reports": (
                           str(workspace.reports_root) if workspace.reports_root else None)}}},

@@ -19,9 +19,6 @@ import time
 import dagster as dg
 import yaml
 
-PRELOAD = ["dagster", "pandas", "langchef_pipeline.definitions"]
-
-
 def sharded_judging_job() -> dg.JobDefinition:
     """Reconstructable in each step process (execute_job re-imports it by module name)."""
     from langchef_pipeline.definitions import defs
@@ -35,8 +32,8 @@ def sharded_judging_celery_job() -> dg.JobDefinition:
 
 
 def run_config(shards: int, execution: dict | None = None) -> dict:
-    execution = execution or {"config": {"max_concurrent": shards, "start_method": {
-        "forkserver": {"preload_modules": PRELOAD}}}}
+    from langchef_pipeline.judging import FORKSERVER
+    execution = execution or {"config": {"max_concurrent": shards, "start_method": FORKSERVER}}
     return {"execution": execution,
             "resources": {"judge": {"config": {"shards": shards}}},
             "loggers": {"console": {"config": {"log_level": "WARNING"}}}}
