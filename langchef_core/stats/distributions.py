@@ -44,6 +44,11 @@ def chi2_quantile(q, df):
     return 2 * special.gammaincinv(df / 2, q)
 
 
+def f_quantile(q, dfn, dfd):
+    """F quantile (= scipy.stats.f.ppf(q, dfn, dfd))."""
+    return special.fdtri(dfn, dfd, q)
+
+
 def binomial_cdf(k, n, p):
     """P(X ≤ k) for X ~ Binomial(n, p) (= scipy.stats.binom.cdf(k, n, p)), k ≥ 0 whole."""
     if _binom_cdf is None:  # pragma: no cover

@@ -23,6 +23,12 @@ def test_t_and_normal_and_chi2_match_scipy_stats_bit_for_bit():
     assert np.array_equal(d.normal_quantile(Q), stats.norm.ppf(Q))
 
 
+def test_f_quantile_matches_scipy_stats_bit_for_bit():
+    # The seed interval's lower F quantile: numerator k − 1, denominator the residual df.
+    for dfn, dfd in ((1, 199), (2, 398), (4, 796), (1, 9), (2, 19), (4, 156), (3, 1e4)):
+        assert np.array_equal(d.f_quantile(Q, dfn, dfd), stats.f.ppf(Q, dfn, dfd))
+
+
 def test_binomial_cdf_matches_scipy_stats_bit_for_bit():
     for n in [*range(1, 200), 999, 4_000, 123_457, 2_000_001]:
         k = np.unique(np.linspace(0, n, min(n + 1, 1500)).astype(int))
