@@ -114,3 +114,23 @@ def test_clustered_flip_rates_raise_the_design_effect_the_score_interval_uses():
     spread = lc.compare_binary(*_arms([(6, 6)] * 6)[:2], clusters=np.repeat(np.arange(6), 20))
     assert "at effective n 120.0 (lower bound)" in spread.interval_method  # no flip clustering
     assert result.high - result.low > 2 * (spread.high - spread.low)
+
+
+def test_a_clustered_weighted_pass_fail_target_with_few_clusters_is_not_read():
+    # 8 users, every flip a fix: the weighted cluster-robust t excludes zero, but with fewer
+    # than 10 clusters its verdict and non-inferiority are not read (README "Statistics").
+    b, v, g = _arms([(0, 3), (0, 4), (0, 2), (0, 5), (0, 3), (0, 4), (0, 3), (0, 2)])
+    labels = np.where(np.arange(b.size) % 4 == 0, "thin", "big")
+    weights = {"big": 0.5, "thin": 0.5}
+    target = lc.compare_slices(b, v, labels, column="s", clusters=g, target_weights=weights,
+                               margin=0.05).target
+    assert target.low > 0
+    assert target.verdict == "inconclusive" and target.noninferiority == "unresolved"
+    assert "not read for a verdict or non-inferiority: fewer than 10 clusters" in \
+        target.interval_method
+    more = _arms([(0, 3), (0, 4), (0, 2), (0, 5), (0, 3)] * 2)
+    labels = np.where(np.arange(more[0].size) % 4 == 0, "thin", "big")
+    ten = lc.compare_slices(more[0], more[1], labels, column="s", clusters=more[2],
+                            target_weights=weights, margin=0.05).target
+    assert ten.verdict == "improvement" and ten.noninferiority == "held"
+    assert "not read" not in ten.interval_method
