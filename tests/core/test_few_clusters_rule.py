@@ -134,3 +134,10 @@ def test_a_clustered_weighted_pass_fail_target_with_few_clusters_is_not_read():
                             target_weights=weights, margin=0.05).target
     assert ten.verdict == "improvement" and ten.noninferiority == "held"
     assert "not read" not in ten.interval_method
+
+
+def test_the_joined_interval_ignores_row_order():
+    b, v, g = _arms([(0, 0), (1, 0), (0, 2), (3, 1), (0, 0), (2, 2), (4, 0)])
+    first = lc.compare_binary(b, v, clusters=g, margin=0.05).to_dict()
+    order = np.random.default_rng(4).permutation(b.size)
+    assert lc.compare_binary(b[order], v[order], clusters=g[order], margin=0.05).to_dict() == first
