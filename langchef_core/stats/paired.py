@@ -11,7 +11,9 @@ skewed scores — and each comparison names the one it used in ``interval_method
   where the percentile bootstrap covers and where it does not;
 * real-valued scores — the union of Student t and bootstrap-t (``mean_interval``);
 * clustered goldens, either outcome — the CR2 cluster-robust t with Imbens–Kolesár df
-  (``cluster_robust``).
+  (``cluster_robust``); with fewer than ``WARN_CLUSTERS`` (10) clusters and pass/fail
+  outcomes (or scores that are all 0 or 1), joined with Tango's interval at the effective
+  sample size n/deff and the t quantile at the same df (``design_effect_tango``).
 
 The p-value beside the interval tests the same null with the same weighting (exact
 McNemar; the larger of the t and bootstrap-t p-values; the cluster-robust t test).
@@ -50,7 +52,7 @@ from .floors import MIN_CLUSTERS, MIN_PAIRS, WARN_CLUSTERS
 from .mean_interval import mean_interval, skew_warning
 from .power import continuous_detection_limit_from_differences, detection_limit
 from .records import Record, json_ready
-from .score_interval import tango_interval
+from .score_interval import design_effect_tango, tango_interval
 from .display import p_text
 
 IMPROVEMENT, REGRESSION, INCONCLUSIVE = "improvement", "regression", "inconclusive"
@@ -152,11 +154,25 @@ def cluster_floor(clusters: int) -> str | None:
             "interval rests on a guess); refused, add clusters")
 
 
-def cluster_warning(clusters: int) -> str | None:
-    if MIN_CLUSTERS <= clusters < WARN_CLUSTERS:
-        return (f"only {clusters} clusters: the cluster-robust interval is honest but wide; "
+def cluster_warning(clusters: int, joined: bool = False) -> str | None:
+    if not MIN_CLUSTERS <= clusters < WARN_CLUSTERS:
+        return None
+    if joined:
+        return (f"only {clusters} clusters: the interval joins the cluster-robust t with Tango's "
+                "score interval at the effective sample size (n / design effect), because with "
+                f"fewer than {WARN_CLUSTERS} clusters the cluster-robust t alone reads "
+                "non-inferiority as held too often when a few clusters hold most of the flips; "
                 f"{WARN_CLUSTERS} or more clusters give useful precision")
-    return None
+    return (f"only {clusters} clusters: the cluster-robust interval is honest but wide; "
+            f"{WARN_CLUSTERS} or more clusters give useful precision")
+
+
+def few_clusters_join(clusters: int, zero_one: bool) -> bool:
+    """Whether a clustered interval is joined with the effective-n Tango interval: pass/fail
+    differences (or 0/1 scores) from fewer than ``WARN_CLUSTERS`` clusters. There the
+    cluster-robust t alone, with a few clusters holding most of the flips, held
+    non-inferiority at the boundary in 6-18% of simulated runs (README "Statistics")."""
+    return zero_one and MIN_CLUSTERS <= clusters < WARN_CLUSTERS
 
 
 def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.80,
@@ -201,8 +217,13 @@ def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.8
             p_value, method = exact_p, "exact McNemar"
             interval_method = f"{TANGO}{_NO_CLUSTER_VARIATION}"
             warnings.append(_NO_CLUSTER_VARIATION_WARNING)
+        joined = few_clusters_join(n_clusters, True)
+        if joined:
+            low, high, p_value, method, interval_method = _join_effective_tango(
+                low, high, p_value, method, interval_method, broke, fixed, n, effect,
+                _flip_design_effect(change, codes), robust.df, settings.alpha)
         refused = cluster_floor(n_clusters)
-        warnings += [w for w in [cluster_warning(n_clusters)] if w]
+        warnings += [w for w in [cluster_warning(n_clusters, joined)] if w]
     # The exact gate is reported where it decides: the interval excludes zero but the
     # exact test does not reject (or nothing flipped at all).
     gated = broke + fixed == 0 or (low > 0 or high < 0)
@@ -268,8 +289,14 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
             p_value, method = interval.p_value, _MEAN_P_METHOD
             interval_method = f"{interval.method}{_NO_CLUSTER_VARIATION}"
             warnings.append(_NO_CLUSTER_VARIATION_WARNING)
+        joined = few_clusters_join(n_clusters, _zero_one(before) and _zero_one(after))
+        if joined:  # 0/1 scores are pass/fail outcomes: the same small-K rule
+            low, high, p_value, method, interval_method = _join_effective_tango(
+                low, high, p_value, method, interval_method,
+                int(np.count_nonzero(change_sorted < 0)), int(np.count_nonzero(change_sorted > 0)),
+                n, effect, _flip_design_effect(change, codes), robust.df, settings.alpha)
         refused = cluster_floor(n_clusters)
-        warnings += [w for w in [cluster_warning(n_clusters)] if w]
+        warnings += [w for w in [cluster_warning(n_clusters, joined)] if w]
     if all_equal:
         p_value = 1.0  # as mean_interval says of no spread: a point is no evidence either way
     evidence = refused or _continuous_floor(n, all_equal)
@@ -353,6 +380,55 @@ def _clustered(change: np.ndarray, codes: np.ndarray, alpha: float):
     sizes = np.diff(np.r_[starts, change.size]).astype(float)
     robust = cluster_robust_t(totals, sizes, sumsq, alpha=alpha)
     return robust, design_effect(change_sorted, totals, sizes), int(totals.size)
+
+
+def _flip_design_effect(change: np.ndarray, codes: np.ndarray) -> float:
+    """The design effect of whether a golden flipped (``design_effect`` of |d|)."""
+    flipped = np.abs(change)
+    per_cluster = np.bincount(codes, weights=flipped)  # whole counts: exact in any row order
+    return design_effect(np.sort(flipped), per_cluster, np.bincount(codes).astype(float))
+
+
+def _design_effect_at(delta: float, flip_share: float, effect: float, flip_effect: float) -> float:
+    """The design effect of the mean difference at a true difference ``delta``.
+
+    Clusters differ in how often goldens flip as well as in which way. With flip share π and
+    μ = Δ/π the mean of a flip, a cluster's total has variance E[f](1 − μ²) + μ² Var(f), f its
+    flips; with Var(f) inflated by the flips' design effect D_f this is the independent
+    variance π − Δ² times 1 + μ²(1 − π)(D_f − 1)/(1 − μ²π). The differences' own design
+    effect sees the second term only at the observed μ̂ — near 0 when flips go both ways,
+    although a difference near −margin needs one-way flips — so each bound of the score
+    interval takes the larger of the two at that bound (issue 28: with the differences'
+    design effect alone, held at the boundary 3.7–3.8% at K = 8–9, 20 goldens per user, ICC
+    0.5; with D_f throughout, intervals 4× as wide as the cluster-robust t at no effect).
+    """
+    if flip_share <= 0:
+        return effect
+    mean_flip = min(1.0, abs(delta) / flip_share) ** 2
+    # At |Δ| = π = 1 the independent variance is 0: no finite factor, so the flips' own.
+    spare = 1 - mean_flip * flip_share
+    flips = flip_effect if spare <= 0 else \
+        1 + mean_flip * (1 - flip_share) * (flip_effect - 1) / spare
+    return max(effect, flips)
+
+
+def _join_effective_tango(low, high, p_value, method, interval_method, broke, fixed, n, effect,
+                          flip_effect, df, alpha):
+    """The clustered interval joined with ``design_effect_tango`` (fewer than 10 clusters,
+    pass/fail differences), each bound at the design effect of its own difference
+    (``_design_effect_at``, from a first pass at the differences' design effect); the
+    p-value the larger of the two tests (at Δ = 0 the flips add nothing), and both named."""
+    first = design_effect_tango(broke, fixed, n, effect, df, alpha=alpha)
+    share = (broke + fixed) / n
+    at_low = _design_effect_at(first.low, share, effect, flip_effect)
+    at_high = _design_effect_at(first.high, share, effect, flip_effect)
+    score_low = design_effect_tango(broke, fixed, n, at_low, df, alpha=alpha).low
+    score_high = design_effect_tango(broke, fixed, n, at_high, df, alpha=alpha).high
+    return (min(low, score_low), max(high, score_high), max(p_value, first.p_value),
+            f"larger of: {method}; the effective-n Tango score test at {df:.1f} df",
+            f"{interval_method}, joined with {TANGO} at effective n {n / max(at_low, 1.0):.1f} "
+            f"(lower bound) and {n / max(at_high, 1.0):.1f} (upper; n / design effect at each "
+            f"bound) and the t quantile at {df:.1f} df (fewer than {WARN_CLUSTERS} clusters)")
 
 
 def _cluster_method(robust: ClusterRobust) -> str:

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import math
 
-from .distributions import normal_quantile
+from dataclasses import dataclass
+
+from .distributions import normal_quantile, t_quantile, t_upper_tail
 
 _BISECTION_STEPS = 80   # halves [−1, 1] far below double precision
 _EDGE = 1e-12
@@ -49,9 +51,13 @@ def tango_statistic(broke: float, fixed: float, n: float, delta: float) -> float
     return numerator / math.sqrt(variance)
 
 
-def tango_interval(broke: int, fixed: int, n: int, *, alpha: float = 0.05) -> tuple[float, float]:
-    """The 1 − alpha Tango score interval of (fixed − broke)/n; n ≥ 1, broke + fixed ≤ n."""
-    z = float(normal_quantile(1 - alpha / 2))
+def tango_interval(broke: float, fixed: float, n: float, *, alpha: float = 0.05,
+                   quantile: float | None = None) -> tuple[float, float]:
+    """The 1 − alpha Tango score interval of (fixed − broke)/n; n ≥ 1, broke + fixed ≤ n.
+
+    ``quantile`` replaces the normal quantile z₁₋α/₂ (``design_effect_tango`` passes a t
+    quantile); the counts may be fractional there (effective counts)."""
+    z = float(normal_quantile(1 - alpha / 2)) if quantile is None else float(quantile)
 
     def root(broke, fixed, low: float, high: float, target: float) -> float:
         # z(Δ) − target is decreasing in Δ: keep ``low`` where it is positive.
@@ -71,3 +77,30 @@ def tango_interval(broke: int, fixed: int, n: int, *, alpha: float = 0.05) -> tu
     # The upper bound is minus the lower bound of the mirrored table, so swapping the
     # arms mirrors the interval exactly (0 flips gives a symmetric interval to the bit).
     return float(lower_bound(broke, fixed)), float(-lower_bound(fixed, broke))
+
+
+@dataclass(frozen=True)
+class EffectiveScore:
+    low: float
+    high: float
+    p_value: float
+    effective_n: float
+
+
+def design_effect_tango(broke: int, fixed: int, n: int, design_effect: float, df: float, *,
+                        alpha: float = 0.05) -> EffectiveScore:
+    """Tango's interval of clustered pairs at the effective sample size n/deff, with the t
+    quantile at ``df`` in place of z, and the matching two-sided score-test p-value of Δ = 0.
+
+    The effective-sample-size rule for a clustered proportion (Korn & Graubard 1998, Survey
+    Methodology 24:193-201; Dean & Pagano 2015, Journal of Survey Statistics and Methodology
+    3:484-503): the flips and the goldens are divided by the design effect, so the score
+    interval keeps what a cluster-robust t loses with few clusters: that a difference near
+    −margin needs at least that share of flips, whichever clusters they fell in.
+    """
+    scale = min(max(float(design_effect), 1.0), float(n))  # at least one effective golden
+    b, f, size = broke / scale, fixed / scale, n / scale
+    low, high = tango_interval(b, f, size, quantile=float(t_quantile(1 - alpha / 2, df)))
+    statistic = abs(tango_statistic(b, f, size, 0.0))
+    p_value = 1.0 if statistic == 0 else min(1.0, float(2 * t_upper_tail(statistic, df)))
+    return EffectiveScore(low=low, high=high, p_value=p_value, effective_n=size)
