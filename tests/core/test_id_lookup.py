@@ -52,3 +52,23 @@ def test_repeated_id_raises_as_map_does():
         ids.map(pd.Series([1, 2, 3], index=index))
     with pytest.raises(type(mapped.value)):
         IdLookup(ids, index)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_isin_of_arrow_text_equals_pandas(seed):
+    """`ids.isin` with Arrow text on both sides (one pyarrow call, issue 31) answers what
+    pandas' own `isin` of the same values as Python objects answers, gaps included."""
+    from langchef_core.inputs.ids import isin
+    r = np.random.default_rng(seed)
+    pool = np.array([f"g{i}" for i in range(60)] + ["é", " g1", ""], dtype=object)
+    left = pool[r.integers(0, pool.size, int(r.integers(0, 80)))]
+    right = pool[r.integers(0, pool.size, int(r.integers(0, 80)))]
+    left[r.random(left.size) < 0.1] = None
+    right[r.random(right.size) < 0.1 * (seed % 2)] = None
+    for wrap in (pd.Series, pd.Index):
+        values = wrap(right.tolist(), dtype="str")
+        for kind in (pd.Series, pd.Index):
+            ids = kind(left.tolist(), dtype="str")
+            expected = np.asarray(pd.Series(left, dtype=object).isin(
+                pd.Series(right, dtype=object)), dtype=bool)
+            assert np.array_equal(isin(ids, values), expected), (wrap, kind)
