@@ -195,7 +195,7 @@ def slice_analysis(design: Design, scores: ItemScores, goldens: pd.DataFrame):
     # Without declared target weights the question is about the suite as observed.
     weights = block.target_weights or labels.value_counts(normalize=True).sort_index().to_dict()
     return compare_slices(frame[f"{BASELINE}_pass"].to_numpy(bool), frame[f"{VARIANT}_pass"].to_numpy(bool),
-                          labels.tolist(), column=block.column,
+                          labels, column=block.column,
                           target_weights=weights, protected=block.protected,
                           clusters=_clusters(design, frame), exploratory=exploratory or None,
                           margin=design.margin, **_statistics(design))
