@@ -9,3 +9,11 @@ import sys
 # benchmarks/bench_retrieval.py). A value the user set is kept.
 if sys.platform.startswith("linux"):
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+
+# One OpenBLAS thread, read when numpy first loads. The readout's matrix products are thin
+# (resamples × units by a handful of integer columns), and OpenBLAS's extra threads spin
+# while they wait: on the loaded 2-core machine the 10^6-golden cost bootstrap took 38.6 s
+# with them and 14.9 s without (issue 31). No number moves: floating sums whose bits would
+# depend on the kernel never go through BLAS (langchef_core/stats/products.py), and integer
+# sums are exact. A value the user set is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

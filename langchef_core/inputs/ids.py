@@ -106,6 +106,12 @@ def isin(left, values) -> np.ndarray:
     if isinstance(frame_like.dtype, pd.StringDtype) and frame_like.dtype.storage == "pyarrow":
         import pyarrow as pa
         import pyarrow.compute as pc
+        if _arrow_text(values):  # both sides Arrow text: no Python string per candidate
+            if len(values) == 0:
+                return np.zeros(len(frame_like), dtype=bool)
+            found = pc.is_in(pa.array(frame_like.array),
+                             value_set=pa.array(values.array).cast(pa.string()))
+            return np.array(found, dtype=np.bool_)
         candidates = values if isinstance(values, (np.ndarray, pd.Index, pd.Series)) else list(values)
         candidates = pd.Series(np.asarray(candidates, dtype=object), dtype=object)
         if pd.api.types.infer_dtype(candidates, skipna=True) in ("string", "empty"):
@@ -115,6 +121,12 @@ def isin(left, values) -> np.ndarray:
                                                                             from_pandas=True).cast(pa.string()))
             return np.array(found, dtype=np.bool_)
     return np.asarray(frame_like.isin(values), dtype=bool)
+
+
+def _arrow_text(values) -> bool:
+    """Whether ``values`` is an Index or Series of pandas' Arrow-backed text."""
+    return isinstance(values, (pd.Index, pd.Series)) and isinstance(values.dtype, pd.StringDtype) \
+        and values.dtype.storage == "pyarrow"
 
 
 def positions_in(values: pd.Series, index: pd.Index) -> np.ndarray:

@@ -89,8 +89,8 @@ def criterion_attribution(design: Design, scores: ItemScores):
     if design.primary != "pass_rate" or scores.seeds:
         return None  # attribution pairs one run per arm; a seeded arm has several
     frame = scores.frame
-    result = attribute(frame[f"{BASELINE}_pass"].to_numpy(bool), list(frame[f"{BASELINE}_criterion"]),
-                       frame[f"{VARIANT}_pass"].to_numpy(bool), list(frame[f"{VARIANT}_criterion"]),
+    result = attribute(frame[f"{BASELINE}_pass"].to_numpy(bool), frame[f"{BASELINE}_criterion"],
+                       frame[f"{VARIANT}_pass"].to_numpy(bool), frame[f"{VARIANT}_criterion"],
                        criteria=list(design.criteria), clusters=_clusters(design, frame),
                        **_statistics(design))
     if design.sequential:
@@ -195,7 +195,7 @@ def slice_analysis(design: Design, scores: ItemScores, goldens: pd.DataFrame):
     # Without declared target weights the question is about the suite as observed.
     weights = block.target_weights or labels.value_counts(normalize=True).sort_index().to_dict()
     return compare_slices(frame[f"{BASELINE}_pass"].to_numpy(bool), frame[f"{VARIANT}_pass"].to_numpy(bool),
-                          labels.tolist(), column=block.column,
+                          labels, column=block.column,
                           target_weights=weights, protected=block.protected,
                           clusters=_clusters(design, frame), exploratory=exploratory or None,
                           margin=design.margin, **_statistics(design))

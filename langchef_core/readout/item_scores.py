@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray, take
 
 from ..inputs.ids import isin
 from ..designs.model import Design
@@ -47,15 +48,41 @@ def judged_scores(design: Design, goldens: pd.DataFrame, runs: dict[str, pd.Data
     for role, arm in ((BASELINE, design.arms.baseline), (VARIANT, design.arms.variant)):
         run = runs[arm]
         verdicts = _verdicts(run, goldens, judge, files.get(arm, arm), design, spent)
-        paired[f"{role}_pass"] = paired["example_id"].map(verdicts["verdict"]).eq("pass")
-        paired[f"{role}_criterion"] = paired["example_id"].map(verdicts["criterion"])
-        paired[f"{role}_rationale"] = paired["example_id"].map(verdicts["rationale"])
-        _attach_epochs(paired, verdicts, role)
+        by_verdict = IdLookup(paired["example_id"], verdicts.index)
+        paired[f"{role}_pass"] = by_verdict(verdicts["verdict"]).eq("pass")
+        paired[f"{role}_criterion"] = by_verdict(verdicts["criterion"])
+        paired[f"{role}_rationale"] = by_verdict(verdicts["rationale"])
+        _attach_epochs(paired, verdicts, role, by_verdict)
+        by_answer = IdLookup(paired["example_id"], pd.Index(run["example_id"]))
         if "output" in run.columns:
-            paired[f"{role}_output"] = paired["example_id"].map(run.set_index("example_id")["output"])
-        _attach_costs(paired, run, role)
+            paired[f"{role}_output"] = by_answer(run["output"])
+        _attach_costs(paired, run, role, by_answer)
     return ItemScores(frame=paired, judge_id=judge.id, judge=judge.describe(),
                       usage=_total(spent))
+
+
+class IdLookup:
+    """``ids.map(column)`` for columns indexed by one id index, with the index's hash lookup
+    of ``ids`` done once for all of them (issue 31: each ``map`` hashed 10^6 ids again).
+    The positions and the take are the ones ``Series.map`` uses, so the values, dtypes and
+    NaN of an id the index lacks are the same (``tests/core/test_id_lookup.py``)."""
+
+    def __init__(self, ids: pd.Series, index: pd.Index):
+        self.ids = ids
+        self.positions = index.get_indexer(_stored(ids))  # raises on repeated ids, as map does
+
+    def __call__(self, column: pd.Series) -> pd.Series:
+        values = _stored(column)
+        if isinstance(values, ExtensionArray):
+            taken = values.take(self.positions, allow_fill=True)
+        else:  # NaN where an id is missing, the bool and int columns promoted as map does
+            taken = take(values, self.positions, allow_fill=True, fill_value=np.nan)
+        return pd.Series(taken, index=self.ids.index, name=self.ids.name)
+
+
+def _stored(column: pd.Series):
+    """The array a Series holds: a numpy array, or its extension array (Arrow strings …)."""
+    return column.to_numpy() if isinstance(column.dtype, np.dtype) else column.array
 
 
 def _total(spent: list):
@@ -74,11 +101,22 @@ def _verdicts(run: pd.DataFrame, goldens: pd.DataFrame, judge, source: str,
     def spelled(cited):
         return design.criterion_named(cited) or cited if cited is not None else None
     # Looked up once per distinct criterion: a suite cites a handful, over many rows.
-    spelling = {cited: spelled(cited) for cited in set(verdicts["criterion"])
-                if isinstance(cited, str)}
-    verdicts["criterion"] = [spelling[cited] if isinstance(cited, str) else spelled(cited)
-                             for cited in verdicts["criterion"]]
+    cited = verdicts["criterion"].to_numpy(dtype=object)
+    if _str_or_none(cited):  # None stays None; codes spread each text's spelling
+        codes, distinct = pd.factorize(cited, use_na_sentinel=True)
+        spelling = np.array([spelled(value) for value in distinct] + [None], dtype=object)
+        verdicts["criterion"] = spelling[codes]
+        return verdicts
+    spelling = {value: spelled(value) for value in set(cited) if isinstance(value, str)}
+    verdicts["criterion"] = [spelling[value] if isinstance(value, str) else spelled(value)
+                             for value in cited]
     return verdicts
+
+
+def _str_or_none(values: np.ndarray) -> bool:
+    """Whether every cell of an object array is a str or None (NaN and other objects not)."""
+    nones = values == None  # noqa: E711 - elementwise, not identity
+    return pd.api.types.infer_dtype(values[~nones], skipna=False) in ("string", "empty")
 
 
 def judged_items(run: pd.DataFrame, goldens: pd.DataFrame) -> pd.DataFrame:
@@ -213,17 +251,18 @@ def _paired_base(design: Design, goldens: pd.DataFrame) -> pd.DataFrame:
     return base[list(dict.fromkeys(keep))].copy()
 
 
-def _attach_epochs(paired: pd.DataFrame, verdicts: pd.DataFrame, role: str) -> None:
+def _attach_epochs(paired: pd.DataFrame, verdicts: pd.DataFrame, role: str, lookup: IdLookup) -> None:
     """Imported runs: each golden's pass rate over its epochs and whether its verdict
     changed between them (scoring repeatability), and its continuous score."""
     from ..scoring.judges.imported import EPOCH_COLUMNS
     for column in EPOCH_COLUMNS:
         if column in verdicts.columns:
-            paired[f"{role}_{column}"] = paired["example_id"].map(verdicts[column])
+            paired[f"{role}_{column}"] = lookup(verdicts[column])
 
 
-def _attach_costs(paired: pd.DataFrame, run: pd.DataFrame, role: str) -> None:
-    answers = run.set_index("example_id")
+def _attach_costs(paired: pd.DataFrame, run: pd.DataFrame, role: str,
+                  lookup: IdLookup | None = None) -> None:
+    lookup = lookup or IdLookup(paired["example_id"], pd.Index(run["example_id"]))
     for column in ("latency_ms", "cost_usd"):
-        if column in answers.columns:
-            paired[f"{role}_{column}"] = paired["example_id"].map(answers[column])
+        if column in run.columns:
+            paired[f"{role}_{column}"] = lookup(run[column])

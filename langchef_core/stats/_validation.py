@@ -183,3 +183,30 @@ def check_settings(alpha, power, resamples, seed, margin) -> Settings:
                     resamples=check_resamples(resamples),
                     seed=None if isinstance(seed, np.random.Generator) else int(seed),
                     rng=as_rng(seed), margin=check_margin(margin))
+
+
+def stripped_labels(values) -> tuple[np.ndarray, np.ndarray] | None:
+    """Label cells read by distinct value (issue 31): for a 1-D object array whose cells are
+    each a str, None or a float NaN, the code of each cell (−1 where missing) and the
+    ``str.strip()`` of each distinct text, so a column of 10^6 labels costs a few Python calls.
+    None for anything else (the caller then reads cell by cell and raises its own error)."""
+    if not isinstance(values, np.ndarray) or values.ndim != 1 or values.dtype != object:
+        return None
+    import pandas as pd
+    codes, distinct = pd.factorize(values, use_na_sentinel=True)
+    if not all(isinstance(text, str) for text in distinct):
+        return None  # True and 1 share a code in a hash table; only text is read this way
+    missing = values[codes < 0]
+    if not all(cell is None or isinstance(cell, float) for cell in missing):
+        return None  # pd.NA, NaT …: not what the cell rule calls missing
+    return codes, np.array([text.strip() for text in distinct], dtype=object)
+
+
+def column_cells(values):
+    """A pandas text or object column as the object array of the cells ``list()`` yields
+    (other inputs unchanged)."""
+    dtype = getattr(values, "dtype", None)
+    if hasattr(values, "to_numpy") and dtype is not None and getattr(values, "ndim", 1) == 1 \
+            and (dtype == object or type(dtype).__name__ == "StringDtype"):
+        return values.to_numpy(dtype=object)
+    return values

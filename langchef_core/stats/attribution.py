@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import as_binary, as_cluster_codes, check_alpha, check_power, check_same_length
+from ._validation import (as_binary, as_cluster_codes, check_alpha, check_power, check_same_length,
+                          column_cells, stripped_labels)
 from .multiplicity import holm
 from .paired import BinaryComparison, compare_binary, design_effect
 from .power import detection_limit
@@ -137,11 +138,17 @@ def _cited(labels, passed: np.ndarray, name: str) -> np.ndarray:
     """Cited criterion per golden as strings; "" where the answer passed or nothing was cited."""
     if isinstance(labels, (str, bytes)):
         raise ValueError(f"{name} must hold one label per golden, got a single string")
-    values = list(labels)
+    values = column_cells(labels)
+    values = values if isinstance(values, np.ndarray) and values.ndim == 1 else list(values)
     if len(values) != passed.size:
         raise ValueError(f"{name} must give one label per golden: got {len(values)} labels "
                          f"for {passed.size} goldens")
     cited = np.full(passed.size, "", dtype=object)
+    coded = stripped_labels(values[~passed]) if isinstance(values, np.ndarray) else None
+    if coded is not None:  # failures' labels by distinct value; a missing one cites nothing
+        codes, texts = coded
+        cited[~passed] = np.append(texts, "")[codes]
+        return cited
     for position, (label, ok) in enumerate(zip(values, passed)):
         if ok or label is None or (isinstance(label, float) and math.isnan(label)):
             continue

@@ -152,13 +152,18 @@ def compare_cost(baseline, variant, *, metric: str, clusters=None, alpha: float 
     width = 3 * math.ceil(before.size / unit_count)
     row_cells = 3 * unit_count + sum(arm.window_cells for arm in arms)
     blocks = resampled_counts(multiplicity, resamples, rng, columns_per_row=width)
+    # Every integer count a resample needs (its goldens, and each arm's goldens before each
+    # window) in one product: one pass over the counts instead of three. Integer-valued sums
+    # are exact in floats whatever order BLAS adds in, so they are the same integers.
+    tallies = np.column_stack([unit_sizes, *(arm.before_windows for arm in arms)]).astype(float)
+    arm_columns = np.cumsum([1] + [arm.before_windows.shape[1] for arm in arms])
     for rows, counts in _in_batches(blocks, max(1, _BATCH_CELLS // row_cells)):
         drawn = counts.astype(float)
-        # Goldens per resample: an integer sum, exact in floats whatever order BLAS adds in.
-        total = np.full(counts.shape[0], unit_count, dtype=np.int64) if before.size == unit_count \
-            else (drawn @ unit_sizes.astype(float)).astype(np.int64)
+        tallied = (drawn @ tallies).astype(np.int64)
+        total = tallied[:, 0]
         for side, arm in enumerate(arms):
-            for name, values in arm.statistics(counts, drawn, total).items():
+            before_windows = tallied[:, arm_columns[side]:arm_columns[side + 1]]
+            for name, values in arm.statistics(counts, drawn, total, before_windows).items():
                 draws[name][rows, side] = values
     summaries = tuple(_summary(name, points[0][name][0], points[1][name][0], draws[name], alpha)
                       for name in STATISTICS)
@@ -243,14 +248,17 @@ class _SortedArm:
         self.before_windows = np.column_stack([window.before for window in self.windows.values()]).astype(float)
 
     def statistics(self, unit_counts: np.ndarray, drawn: np.ndarray,
-                   total: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                   total: np.ndarray | None = None,
+                   before_windows: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Mean, p50 and p95 of every resample in ``unit_counts`` (rows × units, integers;
         ``drawn`` is the same as floats, converted once for both arms; ``total`` the number
-        of goldens in each resample, counted here when not given)."""
+        of goldens in each resample and ``before_windows`` its goldens before each window,
+        counted here when not given)."""
         if total is None:
             total = unit_counts.astype(np.int64) @ self.unit_sizes
         result = {"mean": row_dots(drawn, self.unit_totals) / total.astype(float)}
-        before_windows = (drawn @ self.before_windows).astype(np.int64)
+        if before_windows is None:
+            before_windows = (drawn @ self.before_windows).astype(np.int64)
         for column, (name, q) in enumerate(_QUANTILES.items()):
             result[name] = self._quantile(unit_counts, before_windows[:, column], total, q,
                                           self.windows[name])

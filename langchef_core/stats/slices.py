@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import (as_binary, as_cluster_codes, as_finite, check_same_length,
+                          column_cells, stripped_labels,
                           check_settings)
 from .multiplicity import holm
 from .paired import BinaryComparison, ContinuousComparison, compare_binary, compare_continuous
@@ -224,6 +225,7 @@ def labels_as_text(values, name: str, n: int, *, allow_missing: bool) -> np.ndar
         raise ValueError(f"{name} must hold one label per golden, got a single string")
     if isinstance(values, np.ndarray) and values.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
+    values = column_cells(values)
     try:
         items = values if isinstance(values, np.ndarray) and values.ndim == 1 else list(values)
     except TypeError:
@@ -235,6 +237,10 @@ def labels_as_text(values, name: str, n: int, *, allow_missing: bool) -> np.ndar
     if isinstance(items, np.ndarray) and items.dtype.kind in "iuUS":
         # Whole-array conversion: integer and text labels cannot be missing.
         return np.char.strip(items.astype(str)).astype(object)
+    coded = stripped_labels(items)
+    if coded is not None and (allow_missing or coded[0].min(initial=0) >= 0):
+        codes, texts = coded
+        return np.append(texts, None)[codes]  # code −1 (missing) → None
     text = np.empty(n, dtype=object)
     for position, label in enumerate(items):
         if label is None or (isinstance(label, float) and math.isnan(label)):

@@ -44,6 +44,29 @@ def _frames():
     f = base.copy(); f.loc[10, "example_id"] = "ex3"; yield "duplicate id", f, None
     f = base.copy(); f["example_id"] = f["example_id"].astype(object); f.loc[10, "example_id"] = " "; yield "blank id", f, None
     f = base.copy(); f["example_id"] = np.arange(n); yield "integer ids", f, None
+    # Text (str dtype) columns are read by distinct values (issue 31): the same frame and errors.
+    text = base.astype({"verdict": "str", "criterion": "str", "judge": "str", "example_id": "str"})
+    text["criterion"] = pd.Series(np.where(passed, None, r.choice(["accuracy", " Tone", "TONE "], n)), dtype="str")
+    yield "text columns", text, both
+    f = text.copy(); f["criterion"] = base["criterion"].astype("str"); yield "text: blank criteria, none listed", f, None
+    yield "text columns, no criteria listed", text, None
+    yield "text columns, empty criteria list", text, ()
+    f = text.copy(); f.loc[40, "verdict"] = " Fail"; f.loc[41, "verdict"] = "PASS"; yield "text verdicts in other case", f, both
+    f = text.copy(); f.loc[300, "verdict"] = "maybe"; f.loc[100, "verdict"] = "fail"
+    f.loc[100, "criterion"] = "style"; yield "text: bad criterion before bad verdict", f, both
+    f = text.copy(); f.loc[300, "verdict"] = "maybe"; yield "text: bad verdict", f, both
+    f = text.copy(); f.loc[200, "verdict"] = "fail"; f.loc[200, "criterion"] = None; yield "text: uncited fail", f, both
+    f = text.copy(); f.loc[200, "verdict"] = "fail"; f.loc[200, "criterion"] = "\u3000"; yield "text: blank fail", f, both
+    f = text.copy(); f.loc[5, "criterion"] = "accuracy"; f.loc[5, "verdict"] = "pass"; yield "text: criterion on a pass", f, both
+    f = text.copy(); f.loc[9, "judge"] = "other:1"; yield "text: wrong judge", f, None
+    f = text.copy(); f.loc[9, "judge"] = None; yield "text: missing judge", f, None
+    for blank in (" ", "", "\x1c", "\u3000\u2028", "\x85"):
+        f = text.copy(); f.loc[10, "example_id"] = blank; yield f"text: blank id {blank!r}", f, None
+    f = text.copy(); f.loc[10, "example_id"] = None; yield "text: missing id", f, None
+    f = text.copy(); f.loc[10, "example_id"] = "ex3"; yield "text: duplicate id", f, None
+    f = text.copy(); f.loc[10, "example_id"] = " ex10\u3000"; yield "text: padded id", f, None
+    yield "text, no criterion column", text.drop(columns=["criterion"]), None
+    yield "text, no criterion column, criteria listed", text.drop(columns=["criterion"]), both
     yield "no verdict column", base.drop(columns=["verdict"]), None
     yield "anchor ids", base.rename(columns={"example_id": "anchor_id"}), None
     yield "one row", base.iloc[:1], None
