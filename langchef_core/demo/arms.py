@@ -15,6 +15,7 @@ the planted verdicts. The demo's tests check that it does.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -165,7 +166,7 @@ def _misread_value(kitchen: Kitchen, golden: Golden):
 def arm_rows(kitchen: Kitchen, orders: Orders, arm: Arm, rng: np.random.Generator) -> list[dict]:
     """The run file of one arm, one row per golden, in golden order."""
     rows = []
-    latencies = rng.lognormal(np.log(arm.profile.latency_ms), arm.profile.latency_spread,
+    latencies = rng.lognormal(math.log(arm.profile.latency_ms), arm.profile.latency_spread,
                               len(kitchen.goldens))
     costs = arm.profile.cost_usd * rng.uniform(0.8, 1.2, len(kitchen.goldens))
     for position, golden in enumerate(kitchen.goldens):

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import libm
 from .distributions import t_quantile, t_upper_tail
 
 LARGE_N = 5_000          # above this, Hall's transformation replaces bootstrap-t
@@ -78,7 +79,7 @@ def mean_interval(differences: np.ndarray, *, alpha: float, resamples: int,
     if sd == 0:
         return MeanInterval(mean, mean, 1.0, 0.0, "no spread: every difference is equal")
     se = sd / math.sqrt(n)
-    skew = math.fsum(np.sort((x - mean) ** 3)) / n / sd**3
+    skew = math.fsum(np.sort(libm.cube(x - mean))) / n / sd**3
     t_low, t_high, t_p = _student_t(mean, se, n, alpha)
     if n <= LARGE_N:
         s_low, s_high, s_p = _bootstrap_t(x, mean, se, alpha, resamples, rng)
@@ -154,7 +155,7 @@ def _hall(mean, se, skew, n, alpha):
     def inverse(u):
         if abs(a) < 1e-12:
             return u - shift
-        return (np.cbrt(1 + 3 * a * (u - shift)) - 1) / a
+        return (math.cbrt(1 + 3 * a * (u - shift)) - 1) / a
 
     def transform(t):
         if abs(a) < 1e-12:

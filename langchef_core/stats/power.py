@@ -33,6 +33,7 @@ import numbers
 import numpy as np
 from scipy.special import bdtr, bdtrik, gammaln, ndtri  # binomial cdf and its inverse in k
 
+from . import libm
 from ._validation import check_alpha, check_count, check_power
 from .distributions import chi2_quantile
 from .intervals import _wilson
@@ -111,7 +112,7 @@ def _flip_distribution(n: int, rate: float) -> tuple[np.ndarray, np.ndarray]:
     flips = np.arange(low, high + 1, dtype=np.int64)
     log_pmf = (gammaln(n + 1.0) - gammaln(flips + 1.0) - gammaln(n - flips + 1.0)
                + flips * math.log(rate) + (n - flips) * math.log1p(-rate))
-    return flips, np.exp(log_pmf)
+    return flips, libm.exp(log_pmf)
 
 
 def _decision_critical(flips: np.ndarray, alpha: float) -> np.ndarray:

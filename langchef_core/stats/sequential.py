@@ -53,11 +53,12 @@ import numpy as np
 from scipy import special
 
 from ._validation import as_cluster_codes, check_alpha, check_margin
+from .betting import capped_stakes, eb_bounds, eb_raw, plugin_stakes, psi
+from .display import p_text
+from .libm import exp, log1p
 from .paired import INCONCLUSIVE, UNRESOLVED, noninferiority_from_interval, verdict_from_interval
 from .records import Record
-from .display import p_text
 
-BETTING_CAP = 0.5  # c: the largest fraction of capital ever staked (the paper suggests 1/2 or 3/4)
 CS_METHOD = ("predictable plug-in empirical-Bernstein confidence sequence "
              "(Waudby-Smith & Ramdas 2024), running intersection")
 CS_P_METHOD = "the smallest alpha at which the confidence sequence excludes zero"
@@ -119,7 +120,7 @@ def confidence_sequence(differences, *, alpha: float = 0.05, lower: float = -1.0
     order), each in [lower, upper]; bounds for every prefix n = 1 … N."""
     alpha = check_alpha(alpha)
     x, scale = _unit_interval(differences, lower, upper)
-    low, high = _eb_bounds(x, alpha)
+    low, high = eb_bounds(x, alpha)
     mean = np.cumsum(x) / np.arange(1, x.size + 1)
     return ConfidenceSequence(low=lower + scale * low, high=lower + scale * high,
                               mean=lower + scale * mean, alpha=alpha)
@@ -132,7 +133,7 @@ def msprt_p_values(fixed_flags) -> np.ndarray:
     t = np.arange(1, fixed.size + 1)
     b = t - f
     log_m = special.betaln(f + 0.5, b + 0.5) - special.betaln(0.5, 0.5) + t * math.log(2.0)
-    return np.minimum(1.0, np.exp(-np.maximum.accumulate(log_m)))
+    return np.minimum(1.0, exp(-np.maximum.accumulate(log_m)))
 
 
 def betting_p_values(differences, *, alpha: float = 0.05, lower: float = -1.0,
@@ -140,12 +141,12 @@ def betting_p_values(differences, *, alpha: float = 0.05, lower: float = -1.0,
     """Always-valid p-value for a zero mean difference after each unit."""
     x, scale = _unit_interval(differences, lower, upper)
     centre = (0.0 - lower) / scale
-    stakes = _stakes(x, check_alpha(alpha))
+    stakes = plugin_stakes(x, check_alpha(alpha))
     # Bounded stakes keep every factor positive: |λ (x − m)| ≤ c < 1.
-    up = np.cumsum(np.log1p(stakes * (x - centre)))
-    down = np.cumsum(np.log1p(-stakes * (x - centre)))
+    up = np.cumsum(log1p(stakes * (x - centre)))
+    down = np.cumsum(log1p(-stakes * (x - centre)))
     log_k = np.logaddexp(up, down) - math.log(2.0)
-    return np.minimum(1.0, np.exp(-np.maximum.accumulate(log_k)))
+    return np.minimum(1.0, exp(-np.maximum.accumulate(log_k)))
 
 
 def compare_sequential(baseline, variant, *, binary: bool, alpha: float = 0.05,
@@ -217,7 +218,7 @@ def sequence_p_value(differences, *, lower: float = -1.0, upper: float = 1.0,
     zero = (0.0 - lower) / scale
 
     def excludes(alpha: float) -> bool:
-        low, high = _eb_bounds(x, alpha)
+        low, high = eb_bounds(x, alpha)
         return bool(low[-1] > zero or high[-1] < zero)
 
     if not excludes(1 - 1e-9):
@@ -267,7 +268,7 @@ def current_bounds(differences, *, alpha: float = 0.05, lower: float = -1.0,
                    upper: float = 1.0) -> tuple[float, float]:
     """The sequence's bound at the last n alone, without the running intersection."""
     x, scale = _unit_interval(differences, lower, upper)
-    low, high = _eb_raw(x, check_alpha(alpha))
+    low, high = eb_raw(x, check_alpha(alpha))
     return float(lower + scale * low[-1]), float(lower + scale * high[-1])
 
 
@@ -405,7 +406,7 @@ def _half_width_at_variance(variance: float, budget: int, *, alpha: float) -> fl
     """The expected half-width of the sequence's bound at ``budget`` units when each unit's
     variance (on the [0, 1] scale) is ``variance``, on the difference scale [−1, 1]."""
     stakes = _planned_stakes(variance, budget, alpha)
-    radius = (math.log(2 / alpha) + np.sum(4 * variance * _psi(stakes))) / np.sum(stakes)
+    radius = (math.log(2 / alpha) + np.sum(4 * variance * psi(stakes))) / np.sum(stakes)
     return float(2 * radius)
 
 
@@ -424,43 +425,7 @@ def _limit_at_variance(variance: float, budget: int, *, alpha: float, power: flo
 
 def _planned_stakes(variance: float, budget: int, alpha: float) -> np.ndarray:
     """The stakes λ_t the sequence would place if its variance estimate were ``variance``."""
-    t = np.arange(1, budget + 1, dtype=float)
-    return np.minimum(np.sqrt(2 * math.log(2 / alpha) / (variance * t * np.log1p(t))),
-                      BETTING_CAP)
-
-
-def _eb_bounds(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """The running intersection of the bounds at every n."""
-    raw_low, raw_high = _eb_raw(x, alpha)
-    low = np.maximum.accumulate(raw_low)
-    high = np.minimum.accumulate(raw_high)
-    return low, np.maximum(high, low)
-
-
-def _eb_raw(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """The bounds at every n on their own, clipped to [0, 1]."""
-    stakes = _stakes(x, alpha)
-    t = np.arange(1, x.size + 1)
-    mean_before = np.concatenate(([0.5], (0.5 + np.cumsum(x)) / (t + 1)))[:-1]
-    v = 4.0 * (x - mean_before) ** 2
-    weight = np.cumsum(stakes)
-    centre = np.cumsum(stakes * x) / weight
-    radius = (math.log(2 / alpha) + np.cumsum(v * _psi(stakes))) / weight
-    return np.maximum(centre - radius, 0.0), np.minimum(centre + radius, 1.0)
-
-
-def _stakes(x: np.ndarray, alpha: float) -> np.ndarray:
-    """The predictable plug-in λ_t: it uses the variance estimate up to t − 1 only."""
-    t = np.arange(1, x.size + 1)
-    running_mean = (0.5 + np.cumsum(x)) / (t + 1)
-    variance = (0.25 + np.cumsum((x - running_mean) ** 2)) / (t + 1)
-    variance_before = np.concatenate(([0.25], variance[:-1]))
-    return np.minimum(np.sqrt(2 * math.log(2 / alpha) / (variance_before * t * np.log1p(t))),
-                      BETTING_CAP)
-
-
-def _psi(stakes: np.ndarray) -> np.ndarray:
-    return (-np.log1p(-stakes) - stakes) / 4.0
+    return capped_stakes(np.full(budget, variance), alpha)
 
 
 def _unit_interval(values, lower: float, upper: float) -> tuple[np.ndarray, float]:

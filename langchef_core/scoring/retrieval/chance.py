@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...stats import libm
 from .kernel import check_k, ideal_dcg
 from .metrics import metric_name
 
@@ -126,7 +127,7 @@ def _first_positive_terms(size, inside, shown, k) -> tuple[np.ndarray, np.ndarra
     possible = (positions <= (n - m + 1)[:, None]) & (m[:, None] > 0)
     rest = np.where(possible, n[:, None] - positions, 0.0)
     log_p = (_log_choose(rest, np.maximum(m - 1, 0)[:, None]) - _log_choose(n, m)[:, None])
-    first = np.where(possible & (positions <= np.minimum(n, k)[:, None]), np.exp(log_p), 0.0)
+    first = np.where(possible & (positions <= np.minimum(n, k)[:, None]), libm.exp(log_p), 0.0)
     hit = np.minimum(first.sum(axis=1), 1.0)
     reciprocal = (first / positions).sum(axis=1)
     back = back.reshape(-1)

@@ -1,0 +1,50 @@
+"""exp, log1p, cube roots and powers with the same bits on every processor.
+
+numpy computes float64 ``exp``, ``log``, ``log1p``, ``expm1``, ``cbrt`` and powers other
+than squares and square roots with its own AVX-512 code when the processor has AVX-512, and
+with the C library's functions otherwise. Both are accurate to an ulp or so, but they are not
+the same function: on an AVX-512 machine the demo's detection limits moved in their last
+digit, so the same inputs gave another ``readout.json`` there than on a CI runner without
+AVX-512. These versions call the C library (Python's ``math``) for every element, which is
+what numpy itself does on a processor without AVX-512, so a number computed here has the
+bits it always had there. A Python call per element costs about 70 ns: these run on
+per-golden or per-look arrays, never inside a bootstrap's resamples.
+(Squares, square roots and the four operations are exactly rounded in IEEE arithmetic and
+need no help; ``products.py`` keeps the order of sums fixed.)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+
+def _each(function: Callable[[float], float], values) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    out = np.fromiter(map(function, array.ravel().tolist()), dtype=float, count=array.size)
+    return out.reshape(array.shape)
+
+
+def exp(values) -> np.ndarray:
+    return _each(math.exp, values)
+
+
+def log1p(values) -> np.ndarray:
+    return _each(math.log1p, values)
+
+
+def cube(values) -> np.ndarray:
+    """values³ as ``pow`` rounds it (numpy's ``** 3``), not as two products round it."""
+    return _each(lambda value: math.pow(value, 3.0), values)
+
+
+@functools.lru_cache(maxsize=8)
+def log1p_counts(size: int) -> np.ndarray:
+    """log(1 + t) for t = 1 … size, read-only: a sequence's stakes need it at every alpha a
+    bisection tries and at every look, for the same size."""
+    values = log1p(np.arange(1, size + 1, dtype=float))
+    values.flags.writeable = False
+    return values
