@@ -11,7 +11,7 @@ meaningful, so the counts are exact by construction:
                     Correctness: 75 → 65, Directness 15 broke, Correctness 5 fixed.
     prompt-trim     4 broke, 1 fixed: a −3.3-point regression that 90 goldens cannot
                     resolve (the detection limit is about three times larger).
-    cheaper-model   2 broke, 2 fixed, at a third of the cost: non-inferior at a 5-point margin.
+    cheaper-model   1 broke, 2 fixed, at a third of the cost: non-inferior at a 5-point margin.
     retriever-swap  the second relevant document drops out of the top 5 on 30 queries (and
                     15 more lose rank): recall@5 falls by 15/87, answers unchanged.
     friendly-tone   its own baseline (a plain-tone prompt): established users gain 20 fixes,
@@ -149,12 +149,16 @@ def plant_experiments(kitchen: Kitchen, rng: np.random.Generator) -> tuple[Exper
                   "detection_limit_exceeds_plant": True}))
 
     cheaper = dict(production)
-    broke = _pick(rng, passing, 2)
-    cheaper.update({broke[0]: MISREAD, broke[1]: UNGROUNDED,
-                    _pick(rng, ungrounded, 1)[0]: CORRECT, _pick(rng, refusals, 1)[0]: CORRECT})
+    # One answer breaks and two are fixed. Two breaking answers against two fixes cannot show
+    # non-inferiority at 5 points with 90 goldens (Tango's interval alone, goldens taken as
+    # independent, reaches −5.9 points; the clustered rule −6.3). Two passing goldens are
+    # still drawn, as when both broke, so that every later plant draws the same goldens.
+    misread = _pick(rng, passing, 2)[0]
+    cheaper.update({misread: MISREAD, _pick(rng, ungrounded, 1)[0]: CORRECT,
+                    _pick(rng, refusals, 1)[0]: CORRECT})
     experiments.append(_experiment(
         "cheaper-model", base, arm("cheaper-model", cheaper, Profile(560.0, 0.30, 0.0009)),
-        plant="a model at under a third of the cost breaks 2 answers and fixes 2 (users "
+        plant="a model at under a third of the cost breaks 1 answer and fixes 2 (users "
               "are the resampling clusters)",
         hypothesis="The smaller model answers no more than 5 points worse, at lower cost.",
         design={"kind": "non_inferiority", "margin": 0.05, "assumed_discordant_rate": 0.05,

@@ -85,7 +85,7 @@ def difference_text(primary: dict) -> str:
 
 
 def verdict_line(readout: dict) -> str:
-    """``HELD at -5.0 points  pass_rate +0.0 points [-4.6, +4.6]  p = 1.000 …  superiority:
+    """``HELD at -5.0 points  pass_rate +1.1 points [-4.5, +7.2]  p = 0.573 …  superiority:
     inconclusive`` for non-inferiority; ``REGRESSION   pass_rate -20.0 points [-29.4, -13.0] …``
     otherwise; ``REFUSED      judge_has_not_drifted: …`` for a refused readout."""
     answer = readout_answer(readout)

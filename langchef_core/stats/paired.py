@@ -11,9 +11,9 @@ skewed scores — and each comparison names the one it used in ``interval_method
   where the percentile bootstrap covers and where it does not;
 * real-valued scores — the union of Student t and bootstrap-t (``mean_interval``);
 * clustered goldens, either outcome — the CR2 cluster-robust t with Imbens–Kolesár df
-  (``cluster_robust``); with fewer than ``WARN_CLUSTERS`` (10) clusters and pass/fail
-  outcomes (or scores that are all 0 or 1), joined with Tango's interval at the effective
-  sample size n/deff and the t quantile at the same df (``design_effect_tango``).
+  (``cluster_robust``); with pass/fail outcomes (or scores that are all 0 or 1), at every
+  number of clusters, joined with Tango's interval at the effective sample size n/deff and
+  the t quantile at the same df (``design_effect_tango``, ``effective_tango_join``).
 
 The p-value beside the interval tests the same null with the same weighting (exact
 McNemar; the larger of the t and bootstrap-t p-values; the cluster-robust t test).
@@ -155,24 +155,24 @@ def cluster_floor(clusters: int) -> str | None:
 
 
 def cluster_warning(clusters: int, joined: bool = False) -> str | None:
+    """Why a clustered interval with fewer than ``WARN_CLUSTERS`` clusters is wide, or None.
+    ``joined``: the interval is the effective-n Tango join (``effective_tango_join``), which
+    ``interval_method`` names at every number of clusters; the warning is only about width."""
     if not MIN_CLUSTERS <= clusters < WARN_CLUSTERS:
         return None
-    if joined:
-        return (f"only {clusters} clusters: the interval joins the cluster-robust t with Tango's "
-                "score interval at the effective sample size (n / design effect), because with "
-                f"fewer than {WARN_CLUSTERS} clusters the cluster-robust t alone reads "
-                "non-inferiority as held too often when a few clusters hold most of the flips; "
-                f"{WARN_CLUSTERS} or more clusters give useful precision")
-    return (f"only {clusters} clusters: the cluster-robust interval is honest but wide; "
+    interval = ("the interval (the cluster-robust t joined with Tango's score interval at the "
+                "effective sample size)" if joined else "the cluster-robust interval")
+    return (f"only {clusters} clusters: {interval} is honest but wide; "
             f"{WARN_CLUSTERS} or more clusters give useful precision")
 
 
-def few_clusters_join(clusters: int, zero_one: bool) -> bool:
+def effective_tango_join(clusters: int, zero_one: bool) -> bool:
     """Whether a clustered interval is joined with the effective-n Tango interval: pass/fail
-    differences (or 0/1 scores) from fewer than ``WARN_CLUSTERS`` clusters. There the
-    cluster-robust t alone, with a few clusters holding most of the flips, held
-    non-inferiority at the boundary in 6-18% of simulated runs (README "Statistics")."""
-    return zero_one and MIN_CLUSTERS <= clusters < WARN_CLUSTERS
+    differences (or 0/1 scores) from at least ``MIN_CLUSTERS`` clusters, at every number of
+    clusters. Where a few clusters hold most of the flips, the cluster-robust t alone held
+    non-inferiority at the boundary in 6-18% of simulated runs at K = 5-9 and 3.5-13.5% at
+    K = 10-40 (README "Statistics", issue 28)."""
+    return zero_one and clusters >= MIN_CLUSTERS
 
 
 def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.80,
@@ -181,9 +181,11 @@ def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.8
     """Paired comparison of pass rates: exact McNemar, Tango interval, detection limit.
 
     ``baseline`` and ``variant`` hold one pass/fail outcome per golden, in the same order.
-    With ``clusters`` (one label per golden, e.g. the user), the interval and p-value are
-    the CR2 cluster-robust t of the mean paired difference (``cluster_robust``), and the
-    exact McNemar gate applies to the pooled flips. The interval is analytic, so
+    With ``clusters`` (one label per golden, e.g. the user), the interval is the CR2
+    cluster-robust t of the mean paired difference (``cluster_robust``) joined with Tango's
+    interval at the effective sample size (``effective_tango_join``), the p-value the larger
+    of their two tests, and the exact McNemar gate applies to the pooled flips. The
+    interval is analytic, so
     ``resamples`` and ``seed`` are recorded but not used here.
     """
     settings = check_settings(alpha, power, resamples, seed, margin)
@@ -217,7 +219,7 @@ def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.8
             p_value, method = exact_p, "exact McNemar"
             interval_method = f"{TANGO}{_NO_CLUSTER_VARIATION}"
             warnings.append(_NO_CLUSTER_VARIATION_WARNING)
-        joined = few_clusters_join(n_clusters, True)
+        joined = effective_tango_join(n_clusters, True)
         if joined:
             low, high, p_value, method, interval_method = _join_effective_tango(
                 low, high, p_value, method, interval_method, broke, fixed, n, effect,
@@ -247,7 +249,8 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
     binary limit on the flips when every score is 0 or 1).
 
     Minimum evidence: ``MIN_PAIRS`` pairs and a non-zero spread. With ``clusters`` the
-    interval and p-value are the CR2 cluster-robust t (``cluster_robust``). The bootstrap-t
+    interval and p-value are the CR2 cluster-robust t (``cluster_robust``), joined as in
+    ``compare_binary`` when every score is 0 or 1. The bootstrap-t
     draws from ``seed``; the same inputs and seed give the same interval in any row order.
     """
     settings = check_settings(alpha, power, resamples, seed, margin)
@@ -289,8 +292,8 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
             p_value, method = interval.p_value, _MEAN_P_METHOD
             interval_method = f"{interval.method}{_NO_CLUSTER_VARIATION}"
             warnings.append(_NO_CLUSTER_VARIATION_WARNING)
-        joined = few_clusters_join(n_clusters, _zero_one(before) and _zero_one(after))
-        if joined:  # 0/1 scores are pass/fail outcomes: the same small-K rule
+        joined = effective_tango_join(n_clusters, _zero_one(before) and _zero_one(after))
+        if joined:  # 0/1 scores are pass/fail outcomes: the same rule
             low, high, p_value, method, interval_method = _join_effective_tango(
                 low, high, p_value, method, interval_method,
                 int(np.count_nonzero(change_sorted < 0)), int(np.count_nonzero(change_sorted > 0)),
@@ -414,8 +417,8 @@ def _design_effect_at(delta: float, flip_share: float, effect: float, flip_effec
 
 def _join_effective_tango(low, high, p_value, method, interval_method, broke, fixed, n, effect,
                           flip_effect, df, alpha):
-    """The clustered interval joined with ``design_effect_tango`` (fewer than 10 clusters,
-    pass/fail differences), each bound at the design effect of its own difference
+    """The clustered interval joined with ``design_effect_tango`` (pass/fail differences,
+    at every number of clusters), each bound at the design effect of its own difference
     (``_design_effect_at``, from a first pass at the differences' design effect); the
     p-value the larger of the two tests (at Δ = 0 the flips add nothing), and both named."""
     first = design_effect_tango(broke, fixed, n, effect, df, alpha=alpha)
@@ -428,7 +431,7 @@ def _join_effective_tango(low, high, p_value, method, interval_method, broke, fi
             f"larger of: {method}; the effective-n Tango score test at {df:.1f} df",
             f"{interval_method}, joined with {TANGO} at effective n {n / max(at_low, 1.0):.1f} "
             f"(lower bound) and {n / max(at_high, 1.0):.1f} (upper; n / design effect at each "
-            f"bound) and the t quantile at {df:.1f} df (fewer than {WARN_CLUSTERS} clusters)")
+            f"bound) and the t quantile at {df:.1f} df (clustered pass/fail outcomes)")
 
 
 def _cluster_method(robust: ClusterRobust) -> str:

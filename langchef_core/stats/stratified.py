@@ -121,8 +121,9 @@ def _few_clusters_unread(clusters: int, binary: bool, before, after) -> str | No
     With fewer than ``WARN_CLUSTERS`` clusters and pass/fail outcomes (or 0/1 scores), the
     weighted cluster-robust t held a 5-point margin at the boundary in 11–14% of simulated
     runs where a few users hold most of the flips (issue 28, K = 6–8); the unweighted
-    comparison has a calibrated small-K rule (``paired.few_clusters_join``), this contrast
-    does not yet, so its verdict and non-inferiority are not read."""
+    comparison joins Tango's interval at the effective sample size at every number of
+    clusters (``paired.effective_tango_join``), this contrast has no such rule yet, so below
+    10 clusters its verdict and non-inferiority are not read."""
     zero_one = binary or bool(np.all(np.isin(before, (0, 1))) and np.all(np.isin(after, (0, 1))))
     if not zero_one or clusters >= WARN_CLUSTERS:
         return None

@@ -361,7 +361,7 @@ DESCRIBED_COUNTS = {
     "eager-hedging": (r"hedges (\d+) answers that passed", ("broke",)),
     "prompt-trim": (r"breaks (\d+) answers and fixes (\d+): a real −(\d+\.\d)-point",
                     ("broke", "fixed", "drop_points")),
-    "cheaper-model": (r"breaks (\d+) answers and fixes (\d+)", ("broke", "fixed")),
+    "cheaper-model": (r"breaks (\d+) answers? and fixes (\d+)", ("broke", "fixed")),
     "friendly-tone": (r"answers (\d+) questions .* buries (\d+) answers", ("fixed", "broke")),
     "faq-distilled": (r"breaks (\d+) of the (\d+) answers .* fixes (\d+) of its (\d+) failures in "
                       r"the (\d+) goldens", ("broke", "baseline_passes", "fixed",

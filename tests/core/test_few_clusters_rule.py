@@ -1,6 +1,7 @@
-"""The small-K rule for clustered pass/fail comparisons (issue 28): with 5–9 clusters the
+"""The clustered pass/fail rule (issue 28): at every number of clusters (5 or more) the
 cluster-robust t is joined with Tango's interval at the effective sample size n/deff and the
-t quantile at the same df. Its calibration is in test_small_k_clusters_simulation.py."""
+t quantile at the same df. Its calibration is in test_small_k_clusters_simulation.py (K =
+5–9) and test_clustered_flip_rates_simulation.py (K = 10–40)."""
 
 import numpy as np
 import pytest
@@ -59,9 +60,11 @@ def test_six_clusters_join_the_effective_tango_and_say_so():
     result = lc.compare_binary(b, v, clusters=g, margin=0.06)
     assert result.noninferiority == "unresolved" and result.low < -0.10
     assert "joined with Tango score interval at effective n" in result.interval_method
-    assert "fewer than 10 clusters" in result.interval_method
+    assert "clustered pass/fail outcomes" in result.interval_method
     assert "effective-n Tango score test" in result.p_value_method
-    assert any("joins the cluster-robust t with Tango" in w for w in result.warnings)
+    assert result.warnings == ("only 6 clusters: the interval (the cluster-robust t joined "
+                               "with Tango's score interval at the effective sample size) is "
+                               "honest but wide; 10 or more clusters give useful precision",)
     assert result.evidence is None  # not refused: the verdict is read from the joined interval
 
 
@@ -84,16 +87,27 @@ def test_zero_one_scores_take_the_binary_rule():
     assert "effective n" in scores.interval_method
 
 
-def test_real_valued_scores_and_ten_clusters_keep_the_cluster_robust_t():
+def test_real_valued_scores_keep_the_cluster_robust_t():
     rng = np.random.default_rng(5)
     g = np.repeat(np.arange(6), 10)
     scores = lc.compare_continuous(np.zeros(60), rng.normal(0, 1, 60), clusters=g)
     assert "joined" not in scores.interval_method
-    assert not any("joins" in w for w in scores.warnings)
-    b, v, g = _arms([(1, 2)] * 5 + [(2, 1)] * 5)
-    ten = lc.compare_binary(b, v, clusters=g)
-    assert ten.interval_method.startswith("cluster-robust t (CR2") and "joined" not in \
-        ten.interval_method and ten.warnings == ()
+    assert scores.warnings == ("only 6 clusters: the cluster-robust interval is honest but "
+                               "wide; 10 or more clusters give useful precision",)
+
+
+@pytest.mark.parametrize("clusters", [10, 20, 40])
+def test_ten_or_more_clusters_join_too_without_a_warning(clusters):
+    # The rule is the same at every number of clusters: uneven flip rates mislead the
+    # cluster-robust t alone at K = 10–40 as well (test_clustered_flip_rates_simulation).
+    b, v, g = _arms([(1, 2), (2, 1), (0, 0), (4, 0), (0, 1)] * (clusters // 5))
+    result = lc.compare_binary(b, v, clusters=g, margin=0.05)
+    robust = _cluster_robust_alone(b, v, g)
+    assert result.interval_method.startswith("cluster-robust t (CR2")
+    assert "joined with Tango score interval at effective n" in result.interval_method
+    assert "effective-n Tango score test" in result.p_value_method
+    assert result.low <= robust.low and result.high >= robust.high
+    assert result.warnings == () and result.evidence is None
 
 
 def test_four_clusters_are_still_refused():

@@ -60,10 +60,13 @@ def test_non_inferiority_holds_with_users_as_clusters(demo):
     _, readouts, _, _ = demo
     readout = readouts["cheaper-model"]
     assert readout["primary"]["noninferiority"] == "held"
-    # Issue 12: the clustered p-value is the CR2 cluster-robust t test (was Durkalski's).
+    # Issue 12: the clustered p-value is the CR2 cluster-robust t test (was Durkalski's);
+    # issue 28: pass/fail joins it with Tango's score test at the effective sample size.
     assert readout["primary"]["n_clusters"] is not None and \
-        readout["primary"]["p_value_method"].startswith("cluster-robust t test (CR2)")
+        readout["primary"]["p_value_method"].startswith("larger of: cluster-robust t test (CR2)")
     assert readout["primary"]["interval_method"].startswith("cluster-robust t (CR2")
+    assert "joined with Tango score interval at effective n" in \
+        readout["primary"]["interval_method"]
     assert {entry["name"]: entry["status"] for entry in readout["guardrails"]} == {
         "p95 latency_ms": "held", "mean cost_usd": "held"}
 
