@@ -189,3 +189,60 @@ def test_lists_without_repeats_matches_a_set_per_list(per_block, monkeypatch):
     chunked = pa.chunked_array([pa.array(lists[:97], pa.list_(pa.string())),
                                 pa.array(lists[97:], pa.list_(pa.string()))])
     assert id_lists.lists_without_repeats(chunked).tolist() == [len(set(ids)) == len(ids) for ids in lists]
+
+
+def _per_block_codes(keys, key_block, values, bounds):
+    """``codes_among`` called block by block: what ``codes_among_in_blocks`` must give."""
+    from langchef_core.inputs.ids import codes_among
+    key_codes, value_codes = np.empty(len(keys), np.int64), np.empty(len(values), np.int64)
+    for block in range(len(bounds) - 1):
+        rows = np.flatnonzero(key_block == block)
+        start, stop = bounds[block], bounds[block + 1]
+        key_codes[rows], value_codes[start:stop] = codes_among(
+            pd.Series([keys[r] for r in rows], dtype="str"), pd.Series(values[start:stop], dtype="str"))
+    return key_codes.tolist(), value_codes.tolist()
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_codes_among_in_blocks_is_codes_among_per_block(collide, monkeypatch):
+    """The fingerprint join gives pyarrow's hash-table codes exactly: repeated keys, values
+    found in another block only, empty blocks, ids of every length; and when every text
+    shares one fingerprint (forced), a block falls back to the hash table."""
+    import pyarrow as pa
+
+    from langchef_core.inputs import ids
+    if collide:
+        monkeypatch.setattr(ids, "text_fingerprints", lambda text: np.zeros(len(text), np.uint64))
+    rng = np.random.default_rng(5)
+    alphabet = ["d", "é", "x", "0", "7", "\U0001f600"]
+    pool = ["".join(rng.choice(alphabet, int(rng.integers(1, 20)))) for _ in range(40)]
+    n_blocks = 6
+    keys = [pool[int(v)] for v in rng.integers(0, 25, 90)]
+    key_block = rng.integers(0, n_blocks - 1, len(keys))  # the last block has no keys
+    sizes = rng.integers(0, 60, n_blocks)
+    bounds = np.r_[0, np.cumsum(sizes)]
+    values = [pool[int(v)] for v in rng.integers(0, len(pool), int(bounds[-1]))]
+    expected = _per_block_codes(keys, key_block, values, bounds)
+    for column in (pa.array(values, pa.string()), pa.chunked_array([pa.array(values[:77], pa.large_string()),
+                                                                    pa.array(values[77:], pa.large_string())])):
+        got = ids.codes_among_in_blocks(pd.Series(keys, dtype="str"), key_block, column, bounds)
+        assert (got[0].tolist(), got[1].tolist()) == expected
+
+
+def test_text_fingerprints_equal_exactly_for_equal_texts():
+    """Equal texts fingerprint alike whatever their array (offsets, chunks, string or
+    large_string); the distinct texts here, of 0-40 bytes, all fingerprint differently."""
+    import pyarrow as pa
+
+    from langchef_core.inputs.ids import text_fingerprints
+    rng = np.random.default_rng(9)
+    texts = sorted({"".join(rng.choice(["a", "b", "é", "\x00"], int(rng.integers(0, 41)))) for _ in range(3000)})
+    texts += ["", "a", "a\x00", "\x00a", "abcdefgh", "abcdefgh\x00"]
+    texts = list(dict.fromkeys(texts))
+    prints = text_fingerprints(pa.array(texts, pa.string()))
+    assert prints.dtype == np.uint64 and np.unique(prints).size == len(texts)
+    shuffled = rng.permutation(len(texts))
+    again = pa.chunked_array([pa.array([texts[i] for i in shuffled[:1000]], pa.string()),
+                              pa.array(["zz"] + [texts[i] for i in shuffled[1000:]], pa.string()).slice(1)])
+    assert text_fingerprints(again).tolist() == prints[shuffled].tolist()
+    assert text_fingerprints(pa.array(texts, pa.large_string())).tolist() == prints.tolist()
