@@ -112,11 +112,16 @@ def test_positions_in_matches_get_indexer(dtype):
     assert positions_in(values_, index).tolist() == index.get_indexer(values_).tolist()
 
 
+@pytest.mark.parametrize("collide", [False, True])
 @pytest.mark.parametrize("dtype", ["str", object])
-def test_repeated_rows_is_duplicated_over_the_key_columns(dtype, monkeypatch):
+def test_repeated_rows_is_duplicated_over_the_key_columns(dtype, collide, monkeypatch):
     """One hash pass gives ``DataFrame.duplicated``, also when the key product is densified
-    first (forced here by a tiny int64 bound) and for one or three columns."""
+    first (forced here by a tiny int64 bound) and for one or three columns; and so does the
+    proof by fingerprints that no key repeats, or (every fingerprint forced equal) its
+    refusal to prove it."""
     from langchef_core.inputs import ids
+    if collide:
+        monkeypatch.setattr(ids, "text_fingerprints", lambda text: np.zeros(len(text), np.uint64))
     rng = np.random.default_rng(7)
     for n, spread in ((0, 4), (1, 4), (2, 4), (50, 4), (400, 4), (400, 300), (400, 2000)):
         # Few distinct values (most rows shared) and many (most rows keyed by no one else).
