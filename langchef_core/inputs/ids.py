@@ -423,6 +423,22 @@ def sorted_distinct(column) -> np.ndarray:
     return np.asarray(ordered.to_numpy(zero_copy_only=False), dtype=object)
 
 
+def sorted_union(*columns) -> np.ndarray:
+    """``sorted_distinct`` of the texts of several columns together. When they are one and
+    the same sorted, distinct array — every arm answered exactly the judged queries, the
+    usual case — that array (copied) without sorting 2·10^6 texts again (0.6 s at 10^6
+    queries, issue 31)."""
+    arrays = [np.asarray(column, dtype=object) for column in columns]
+    first = arrays[0]
+    try:
+        same = first.size > 0 and all(a.shape == first.shape for a in arrays[1:]) \
+            and bool(np.all(first[1:] > first[:-1])) \
+            and all(np.array_equal(first, a) for a in arrays[1:])
+    except TypeError:  # not all text: left to sorted_distinct
+        same = False
+    return first.copy() if same else sorted_distinct(np.concatenate(arrays))
+
+
 def _first_seen_codes(key: np.ndarray) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc

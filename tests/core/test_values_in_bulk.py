@@ -251,3 +251,17 @@ def test_text_fingerprints_equal_exactly_for_equal_texts():
                               pa.array(["zz"] + [texts[i] for i in shuffled[1000:]], pa.string()).slice(1)])
     assert text_fingerprints(again).tolist() == prints[shuffled].tolist()
     assert text_fingerprints(pa.array(texts, pa.large_string())).tolist() == prints.tolist()
+
+
+def test_sorted_union_is_sorted_distinct_of_all():
+    from langchef_core.inputs.ids import sorted_distinct, sorted_union
+    same = np.array(["a", "b", "é", "q10", "q2"], dtype=object)
+    cases = [(same, same.copy()), (same, same, same), (same, same[:4]), (same, same[::-1]),
+             (np.array(["b", "a"], dtype=object), np.array(["b", "a"], dtype=object)),
+             (np.array(["a", "a"], dtype=object), np.array(["a", "a"], dtype=object)),
+             (np.array([], dtype=object), np.array([], dtype=object)), (same, ["a", "zz"])]
+    for columns in cases:
+        expected = sorted_distinct(np.concatenate([np.asarray(c, dtype=object) for c in columns]))
+        got = sorted_union(*columns)
+        assert got.dtype == object and got.tolist() == expected.tolist()
+        assert got is not columns[0]
