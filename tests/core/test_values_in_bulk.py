@@ -146,6 +146,10 @@ def test_sorted_distinct_is_numpy_sort_of_unique():
         got = sorted_distinct(pd.Series(texts, dtype=dtype))
         assert got.dtype == object and got.tolist() == np.sort(np.unique(np.array(texts, object))).tolist()
     assert sorted_distinct(pd.Series([], dtype="str")).tolist() == []
+    once = list(dict.fromkeys(texts))
+    for dtype in ("str", object):  # known distinct: sorted without hashing, the same array
+        assert sorted_distinct(pd.Series(once, dtype=dtype), distinct=True).tolist() == \
+            sorted_distinct(pd.Series(once, dtype=dtype)).tolist()
 
 
 def test_text_ids_keep_arrow_text_and_refuse_what_canonical_ids_refuse():
