@@ -112,11 +112,16 @@ def test_positions_in_matches_get_indexer(dtype):
     assert positions_in(values_, index).tolist() == index.get_indexer(values_).tolist()
 
 
+@pytest.mark.parametrize("collide", [False, True])
 @pytest.mark.parametrize("dtype", ["str", object])
-def test_repeated_rows_is_duplicated_over_the_key_columns(dtype, monkeypatch):
+def test_repeated_rows_is_duplicated_over_the_key_columns(dtype, collide, monkeypatch):
     """One hash pass gives ``DataFrame.duplicated``, also when the key product is densified
-    first (forced here by a tiny int64 bound) and for one or three columns."""
+    first (forced here by a tiny int64 bound) and for one or three columns; and so does the
+    proof by fingerprints that no key repeats, or (every fingerprint forced equal) its
+    refusal to prove it."""
     from langchef_core.inputs import ids
+    if collide:
+        monkeypatch.setattr(ids, "text_fingerprints", lambda text: np.zeros(len(text), np.uint64))
     rng = np.random.default_rng(7)
     for n, spread in ((0, 4), (1, 4), (2, 4), (50, 4), (400, 4), (400, 300), (400, 2000)):
         # Few distinct values (most rows shared) and many (most rows keyed by no one else).
@@ -141,6 +146,10 @@ def test_sorted_distinct_is_numpy_sort_of_unique():
         got = sorted_distinct(pd.Series(texts, dtype=dtype))
         assert got.dtype == object and got.tolist() == np.sort(np.unique(np.array(texts, object))).tolist()
     assert sorted_distinct(pd.Series([], dtype="str")).tolist() == []
+    once = list(dict.fromkeys(texts))
+    for dtype in ("str", object):  # known distinct: sorted without hashing, the same array
+        assert sorted_distinct(pd.Series(once, dtype=dtype), distinct=True).tolist() == \
+            sorted_distinct(pd.Series(once, dtype=dtype)).tolist()
 
 
 def test_text_ids_keep_arrow_text_and_refuse_what_canonical_ids_refuse():
@@ -189,3 +198,74 @@ def test_lists_without_repeats_matches_a_set_per_list(per_block, monkeypatch):
     chunked = pa.chunked_array([pa.array(lists[:97], pa.list_(pa.string())),
                                 pa.array(lists[97:], pa.list_(pa.string()))])
     assert id_lists.lists_without_repeats(chunked).tolist() == [len(set(ids)) == len(ids) for ids in lists]
+
+
+def _per_block_codes(keys, key_block, values, bounds):
+    """``codes_among`` called block by block: what ``codes_among_in_blocks`` must give."""
+    from langchef_core.inputs.ids import codes_among
+    key_codes, value_codes = np.empty(len(keys), np.int64), np.empty(len(values), np.int64)
+    for block in range(len(bounds) - 1):
+        rows = np.flatnonzero(key_block == block)
+        start, stop = bounds[block], bounds[block + 1]
+        key_codes[rows], value_codes[start:stop] = codes_among(
+            pd.Series([keys[r] for r in rows], dtype="str"), pd.Series(values[start:stop], dtype="str"))
+    return key_codes.tolist(), value_codes.tolist()
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_codes_among_in_blocks_is_codes_among_per_block(collide, monkeypatch):
+    """The fingerprint join gives pyarrow's hash-table codes exactly: repeated keys, values
+    found in another block only, empty blocks, ids of every length; and when every text
+    shares one fingerprint (forced), a block falls back to the hash table."""
+    import pyarrow as pa
+
+    from langchef_core.inputs import ids
+    if collide:
+        monkeypatch.setattr(ids, "text_fingerprints", lambda text: np.zeros(len(text), np.uint64))
+    rng = np.random.default_rng(5)
+    alphabet = ["d", "é", "x", "0", "7", "\U0001f600"]
+    pool = ["".join(rng.choice(alphabet, int(rng.integers(1, 20)))) for _ in range(40)]
+    n_blocks = 6
+    keys = [pool[int(v)] for v in rng.integers(0, 25, 90)]
+    key_block = rng.integers(0, n_blocks - 1, len(keys))  # the last block has no keys
+    sizes = rng.integers(0, 60, n_blocks)
+    bounds = np.r_[0, np.cumsum(sizes)]
+    values = [pool[int(v)] for v in rng.integers(0, len(pool), int(bounds[-1]))]
+    expected = _per_block_codes(keys, key_block, values, bounds)
+    for column in (pa.array(values, pa.string()), pa.chunked_array([pa.array(values[:77], pa.large_string()),
+                                                                    pa.array(values[77:], pa.large_string())])):
+        got = ids.codes_among_in_blocks(pd.Series(keys, dtype="str"), key_block, column, bounds)
+        assert (got[0].tolist(), got[1].tolist()) == expected
+
+
+def test_text_fingerprints_equal_exactly_for_equal_texts():
+    """Equal texts fingerprint alike whatever their array (offsets, chunks, string or
+    large_string); the distinct texts here, of 0-40 bytes, all fingerprint differently."""
+    import pyarrow as pa
+
+    from langchef_core.inputs.ids import text_fingerprints
+    rng = np.random.default_rng(9)
+    texts = sorted({"".join(rng.choice(["a", "b", "é", "\x00"], int(rng.integers(0, 41)))) for _ in range(3000)})
+    texts += ["", "a", "a\x00", "\x00a", "abcdefgh", "abcdefgh\x00"]
+    texts = list(dict.fromkeys(texts))
+    prints = text_fingerprints(pa.array(texts, pa.string()))
+    assert prints.dtype == np.uint64 and np.unique(prints).size == len(texts)
+    shuffled = rng.permutation(len(texts))
+    again = pa.chunked_array([pa.array([texts[i] for i in shuffled[:1000]], pa.string()),
+                              pa.array(["zz"] + [texts[i] for i in shuffled[1000:]], pa.string()).slice(1)])
+    assert text_fingerprints(again).tolist() == prints[shuffled].tolist()
+    assert text_fingerprints(pa.array(texts, pa.large_string())).tolist() == prints.tolist()
+
+
+def test_sorted_union_is_sorted_distinct_of_all():
+    from langchef_core.inputs.ids import sorted_distinct, sorted_union
+    same = np.array(["a", "b", "é", "q10", "q2"], dtype=object)
+    cases = [(same, same.copy()), (same, same, same), (same, same[:4]), (same, same[::-1]),
+             (np.array(["b", "a"], dtype=object), np.array(["b", "a"], dtype=object)),
+             (np.array(["a", "a"], dtype=object), np.array(["a", "a"], dtype=object)),
+             (np.array([], dtype=object), np.array([], dtype=object)), (same, ["a", "zz"])]
+    for columns in cases:
+        expected = sorted_distinct(np.concatenate([np.asarray(c, dtype=object) for c in columns]))
+        got = sorted_union(*columns)
+        assert got.dtype == object and got.tolist() == expected.tolist()
+        assert got is not columns[0]

@@ -305,7 +305,7 @@ def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame | ArmList
                     "example_id", "the same example appears twice", "keep one row per example")
     lists = _arrow_lists(frame, queries, "retrieved")
     ranked = lists if lists is not None else _explode_items(frame, queries, "retrieved", file)
-    return ranked, sorted_distinct(queries)
+    return ranked, sorted_distinct(queries, distinct=True)  # repeats were refused above
 
 
 def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -> pd.DataFrame:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import codes_among_in_blocks, isin, positions_in, sorted_distinct
+from ...inputs.ids import codes_among_in_blocks, isin, positions_in, sorted_union
 from .inputs import Judgements, RankedRun
 from .kernel import QueryCounts, check_k, count_hits, ideal_dcg, ranked_lists
 
@@ -156,8 +156,7 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
     queries, sorted; the result's arrays follow that order.
     """
     if queries is None:
-        queries = sorted_distinct(np.concatenate([np.asarray(run.queries, dtype=object),
-                                                  np.asarray(judged_queries, dtype=object)]))
+        queries = sorted_union(run.queries, judged_queries)
     index = pd.Index(np.asarray(queries, dtype=object))
     positive_query = positions_in(positives["query_id"], index)
     scored = positive_query >= 0  # positives of queries outside ``queries`` are not scored

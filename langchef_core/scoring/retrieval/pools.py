@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import large_text, shared_text_codes, sorted_distinct
+from ...inputs.ids import large_text, shared_text_codes, sorted_union
 from ...stats.records import Record
 from .inputs import RankedRun, candidate_pool
 from .kernel import member_of_sorted, sorted_unique
@@ -176,8 +176,7 @@ def _outside(runs, keys, entry_pairs) -> tuple[int, list[dict]]:
 
 
 def _run_queries(baseline: RankedRun, variant: RankedRun) -> np.ndarray:
-    return sorted_distinct(np.concatenate([np.asarray(baseline.queries, dtype=object),
-                                           np.asarray(variant.queries, dtype=object)]))
+    return sorted_union(baseline.queries, variant.queries)
 
 
 def _basis(runs, shared) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import isin, positions_in, sorted_distinct
+from ...inputs.ids import isin, positions_in, sorted_union
 from ...stats._validation import check_alpha, check_power, check_resamples
 from ...stats.paired import compare_continuous
 from .chance import ChanceLevels, chance_levels
@@ -165,8 +165,7 @@ class _Scored:
 def _queries(runs: dict, judged) -> np.ndarray:
     """The queries scored: the judged ones and every arm's, sorted (by pyarrow: numpy's
     union of 10^6 texts takes seconds)."""
-    return sorted_distinct(np.concatenate([np.asarray(judged, dtype=object),
-                                           *(np.asarray(r.queries, dtype=object) for r in runs.values())]))
+    return sorted_union(judged, *(r.queries for r in runs.values()))
 
 
 def _sources(judgements: Judgements) -> tuple[str, ...]:
