@@ -13,8 +13,9 @@ slices. The readout reports
   sizes — and with them the weights — stay fixed, as they are part of the question. Without
   clusters it is the stratified Wald interval with Agresti–Min adjusted slice variances
   (pass/fail) or Satterthwaite t (scores), which keeps its coverage when a thin slice gets a
-  large target weight, and a warning names such a slice; with clusters, a bootstrap
-  stratified by slice;
+  large target weight, and a warning names such a slice; with clusters, the CR2
+  cluster-robust t of the weighted contrast, joined for pass/fail outcomes with the
+  stratified Wald interval at the effective sample size;
 * for protected slices, a guardrail verdict (see ``compare_slices``), Holm-corrected as one
   family;
 * values of the slice column that the design did not declare, and any other columns asked

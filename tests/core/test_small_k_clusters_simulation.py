@@ -40,13 +40,20 @@ def _clustered_flip_rates(rng, clusters, share_fixed, icc, sizes="geometric", ra
     spread = (1 - icc) / icc
     flip_rate = rng.beta(rate * spread, (1 - rate) * spread, clusters)
     codes = np.repeat(np.arange(clusters), counts)
-    flipped = rng.random(codes.size) < flip_rate[codes]
-    fixed = flipped & (rng.random(codes.size) < share_fixed)
+    return (*flip_pairs(rng, flip_rate[codes], share_fixed), codes)
+
+
+def flip_pairs(rng, flip_rate, share_fixed):
+    """Baseline and variant outcomes of pairs that flip with probability ``flip_rate`` (one
+    per pair), a flip being a fix with probability ``share_fixed`` (a number or one per pair);
+    a pair that does not flip passes in both arms."""
+    flipped = rng.random(flip_rate.size) < flip_rate
+    fixed = flipped & (rng.random(flip_rate.size) < share_fixed)
     baseline = ~fixed
     variant = baseline.copy()
     variant[fixed] = True
     variant[flipped & ~fixed] = False
-    return baseline, variant, codes
+    return baseline, variant
 
 
 def _boundary_share(rate=0.2):
