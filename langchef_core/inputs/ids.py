@@ -280,6 +280,10 @@ def text_fingerprints(text) -> np.ndarray:
     caller confirms a match by comparing the texts. Missing values are fingerprinted as
     empty texts."""
     import pyarrow as pa
+    if not (pa.types.is_string(text.type) or pa.types.is_large_string(text.type)
+            or pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type)):
+        raise TypeError(f"text_fingerprints reads the offsets and bytes of string or binary "
+                        f"Arrow arrays; cast a {text.type} array first")
     chunks = text.chunks if isinstance(text, pa.ChunkedArray) else [text]
     prints = np.empty(len(text), np.uint64)
     done = 0

@@ -1,14 +1,17 @@
-"""exp, log1p, cube roots and powers with the same bits on every processor.
+"""exp, log1p, log2, cube roots and powers with the same bits on every processor.
 
-numpy computes float64 ``exp``, ``log``, ``log1p``, ``expm1``, ``cbrt`` and powers other
-than squares and square roots with its own AVX-512 code when the processor has AVX-512, and
-with the C library's functions otherwise. Both are accurate to an ulp or so, but they are not
-the same function: on an AVX-512 machine the demo's detection limits moved in their last
+numpy computes float64 ``exp``, ``log``, ``log1p``, ``log2``, ``expm1``, ``cbrt`` and powers
+other than squares and square roots with its own AVX-512 code when the processor has AVX-512,
+and with the C library's functions otherwise. Both are accurate to an ulp or so, but they are
+not the same function: on an AVX-512 machine the demo's detection limits moved in their last
 digit, so the same inputs gave another ``readout.json`` there than on a CI runner without
 AVX-512. These versions call the C library (Python's ``math``) for every element, which is
 what numpy itself does on a processor without AVX-512, so a number computed here has the
-bits it always had there. A Python call per element costs about 70 ns: these run on
-per-golden or per-look arrays, never inside a bootstrap's resamples.
+bits it always had there. The promise is per C library: glibc on x86-64 Linux (CI, the
+deployment images) gives one answer on every processor; another C library (macOS, musl) may
+round these functions differently in the last bit. A Python call per element costs about
+70 ns: these run on per-golden, per-look or per-rank arrays, never inside a bootstrap's
+resamples.
 (Squares, square roots and the four operations are exactly rounded in IEEE arithmetic and
 need no help; ``products.py`` keeps the order of sums fixed.)
 """
@@ -34,6 +37,10 @@ def exp(values) -> np.ndarray:
 
 def log1p(values) -> np.ndarray:
     return _each(math.log1p, values)
+
+
+def log2(values) -> np.ndarray:
+    return _each(math.log2, values)
 
 
 def cube(values) -> np.ndarray:

@@ -292,7 +292,7 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
             p_value, method = interval.p_value, _MEAN_P_METHOD
             interval_method = f"{interval.method}{_NO_CLUSTER_VARIATION}"
             warnings.append(_NO_CLUSTER_VARIATION_WARNING)
-        joined = effective_tango_join(n_clusters, _zero_one(before) and _zero_one(after))
+        joined = effective_tango_join(n_clusters, zero_one(before) and zero_one(after))
         if joined:  # 0/1 scores are pass/fail outcomes: the same rule
             low, high, p_value, method, interval_method = _join_effective_tango(
                 low, high, p_value, method, interval_method,
@@ -354,7 +354,7 @@ def _continuous_limit(before: np.ndarray, after: np.ndarray, change_sorted: np.n
     (hit@k, a recall with one relevant document) are pass/fail outcomes in all but name: their
     limit is the binary one, from the Wilson bound on the share of pairs that flipped, so a
     run where nothing flipped gets the same finite limit as a quiet pass/fail run."""
-    if _zero_one(before) and _zero_one(after):
+    if zero_one(before) and zero_one(after):
         flips = int(np.count_nonzero(change_sorted))
         return detection_limit(change_sorted.size, flips, alpha=settings.alpha,
                                power=settings.power)
@@ -363,7 +363,8 @@ def _continuous_limit(before: np.ndarray, after: np.ndarray, change_sorted: np.n
         power=settings.power)
 
 
-def _zero_one(scores: np.ndarray) -> bool:
+def zero_one(scores: np.ndarray) -> bool:
+    """Every score is 0 or 1: pass/fail outcomes written as numbers."""
     return bool(np.all((scores == 0) | (scores == 1)))
 
 

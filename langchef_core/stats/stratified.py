@@ -39,7 +39,8 @@ from .cluster_robust import weighted_cluster_robust_t
 from .distributions import normal_quantile, t_quantile
 from .floors import WARN_CLUSTERS
 from .paired import (_clustered, _design_effect_at, _flip_design_effect, effective_tango_join,
-                     noninferiority_from_interval, verdict_from_interval, zero_width)
+                     noninferiority_from_interval, verdict_from_interval, zero_one,
+                     zero_width)
 from .records import Record
 
 
@@ -144,7 +145,7 @@ def _few_clusters_unread(clusters: int, binary: bool, before, after) -> str | No
 
 def _zero_one(binary: bool, before, after) -> bool:
     """Pass/fail outcomes, or scores that are all 0 or 1."""
-    return binary or bool(np.all(np.isin(before, (0, 1))) and np.all(np.isin(after, (0, 1))))
+    return binary or (zero_one(before) and zero_one(after))
 
 
 def _join_effective_wald(low, high, df, change, stratum, codes, weights, differences, sizes,
@@ -174,11 +175,10 @@ def _join_effective_wald(low, high, df, change, stratum, codes, weights, differe
 
     at_low = _design_effect_at(bound(-1, effect), share, effect, flip_effect)
     at_high = _design_effect_at(bound(1, effect), share, effect, flip_effect)
-    n = float(sizes.sum())
-    method = (f", joined with the stratified Wald interval (Agresti–Min slice variances) at "
-              f"effective n {n / at_low:.1f} (lower bound) and {n / at_high:.1f} (upper; n / "
-              f"design effect at each bound) and the t quantile at {df:.1f} df (clustered "
-              "pass/fail outcomes)")
+    method = (f", joined with the stratified Wald interval (Agresti–Min slice variances) with "
+              f"its variance times the clusters' design effect at each bound, {at_low:.2f} "
+              f"(lower) and {at_high:.2f} (upper), and the t quantile at {df:.1f} df "
+              "(clustered pass/fail outcomes)")
     return min(low, bound(-1, at_low)), max(high, bound(1, at_high)), method
 
 

@@ -257,6 +257,15 @@ def test_text_fingerprints_equal_exactly_for_equal_texts():
     assert text_fingerprints(pa.array(texts, pa.large_string())).tolist() == prints.tolist()
 
 
+def test_text_fingerprints_refuse_arrays_without_offsets():
+    """Dictionary and other layouts have no offsets buffer to read: a clear error, not numpy's."""
+    import pyarrow as pa
+
+    from langchef_core.inputs.ids import text_fingerprints
+    with pytest.raises(TypeError, match="cast a dictionary<values=string, indices=int32"):
+        text_fingerprints(pa.array(["a", "b", "a"]).dictionary_encode())
+
+
 def test_sorted_union_is_sorted_distinct_of_all():
     from langchef_core.inputs.ids import sorted_distinct, sorted_union
     same = np.array(["a", "b", "é", "q10", "q2"], dtype=object)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...stats import libm
-from .kernel import check_k, ideal_dcg
+from .kernel import check_k, dcg_prefix, ideal_dcg
 from .metrics import metric_name
 
 
@@ -102,7 +102,7 @@ def chance_levels(pool_size, positives_in_pool, *, k: int = 10, n_positive=None)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(size > 0, inside / size, 0.0)
     expected_hits = shown * share
-    discount = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, k + 2, dtype=float)))]
+    discount = dcg_prefix(k)
     expected_dcg = share * discount[shown]
     ideal = ideal_dcg(total, k)
     hit, reciprocal = _first_positive_terms(size, inside, shown, k)
