@@ -23,10 +23,10 @@ Rules, each a union with the weighted CR2 t (cf. ``paired._join_effective_tango`
 * "CR2": the weighted CR2 t alone (the join switched off), the rule before this benchmark;
 * "join": what ``compare_slices`` does now (``stratified._join_effective_wald``): the
   stratified Agresti–Min Wald interval with each bound's variance times the design effect
-  at that bound (``paired._design_effect_at``, flip share weighted by the target weights,
+  at that bound (``paired.design_effect_at``, flip share weighted by the target weights,
   from a first pass at the differences' design effect) and the t quantile at the CR2 df;
 * alternatives measured and not taken: "wald·Df", the Wald variance times the flips' design
-  effect ``paired._flip_design_effect`` throughout (2–3.6× as wide as the CR2 t);
+  effect ``paired.flip_design_effect`` throughout (2–3.6× as wide as the CR2 t);
   "wald·Dg@bound", the join with each slice's own design effects (no better where the join
   is weakest, K = 40 nested); "wald·D@fixed", the design effect at each bound iterated to
   its fixed point (wider, no better there either).
@@ -75,25 +75,25 @@ def prototypes(b, v, codes, labels, cr2_low, cr2_high, df, alpha=0.05):
     estimate = (high + low) / 2
     quantile = float(t_quantile(1 - alpha / 2, df))
     codes_int = codes.astype(np.int64)
-    flip_effect = paired._flip_design_effect(change, codes_int)
+    flip_effect = paired.flip_design_effect(change, codes_int)
     out = {}
     s = se * math.sqrt(flip_effect)
     out["wald·Df"] = (min(cr2_low, estimate - quantile * s), max(cr2_high, estimate + quantile * s))
-    # The differences' own design effect (paired._clustered), then each bound at its own.
-    _, effect, _ = paired._clustered(change, codes_int, alpha)
+    # The differences' own design effect (paired.clustered_design_effect), then each bound at its own.
+    effect = paired.clustered_design_effect(change, codes_int)
     flip_share = float(sum(weights[i] * np.mean(change[stratum == i] != 0)
                            for i in range(len(names))))
     first_low = estimate - quantile * se * math.sqrt(effect)
     first_high = estimate + quantile * se * math.sqrt(effect)
-    at_low = paired._design_effect_at(first_low, flip_share, effect, flip_effect)
-    at_high = paired._design_effect_at(first_high, flip_share, effect, flip_effect)
+    at_low = paired.design_effect_at(first_low, flip_share, effect, flip_effect)
+    at_high = paired.design_effect_at(first_high, flip_share, effect, flip_effect)
     # The design effect at each bound iterated to its fixed point (3 passes).
     lo, hi = estimate - quantile * se * math.sqrt(at_low), estimate + quantile * se * math.sqrt(at_high)
     for _ in range(3):
         lo = estimate - quantile * se * math.sqrt(
-            paired._design_effect_at(lo, flip_share, effect, flip_effect))
+            paired.design_effect_at(lo, flip_share, effect, flip_effect))
         hi = estimate + quantile * se * math.sqrt(
-            paired._design_effect_at(hi, flip_share, effect, flip_effect))
+            paired.design_effect_at(hi, flip_share, effect, flip_effect))
     out["wald·D@fixed"] = (min(cr2_low, lo), max(cr2_high, hi))
     # Per slice: each slice's variance part times its own design effect at the bound.
     parts = stratified._stratified_parts(change, stratum, weights, sizes, True)
@@ -104,12 +104,12 @@ def prototypes(b, v, codes, labels, cr2_low, cr2_high, df, alpha=0.05):
         if np.unique(c).size < 2:
             per_slice.append((1.0, 1.0, 0.0))
             continue
-        _, e, _ = paired._clustered(change[inside], c, alpha)
-        per_slice.append((e, paired._flip_design_effect(change[inside], c),
+        e = paired.clustered_design_effect(change[inside], c)
+        per_slice.append((e, paired.flip_design_effect(change[inside], c),
                           float(np.mean(change[inside] != 0))))
 
     def var_at(bound):
-        return sum(parts[i] * paired._design_effect_at(bound, flip_share, e, f)
+        return sum(parts[i] * paired.design_effect_at(bound, flip_share, e, f)
                    for i, (e, f, _) in enumerate(per_slice))
     first = sum(parts[i] * e for i, (e, _, _) in enumerate(per_slice))
     lo = estimate - quantile * math.sqrt(var_at(estimate - quantile * math.sqrt(first)))

@@ -361,7 +361,7 @@ def repeated_rows(*columns) -> np.ndarray:
     if _no_repeated_fingerprint(texts):
         return np.zeros(len(texts[0]), dtype=bool)
     lead = text_codes(columns[0])
-    rest = [_combined(large_text(column)) for column in columns[1:]]
+    rest = [_combined(text) for text in texts[1:]]
     repeated = np.zeros(lead.size, dtype=bool)
     for rows in _blocks_of(lead):
         key = lead[rows]

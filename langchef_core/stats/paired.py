@@ -223,7 +223,7 @@ def compare_binary(baseline, variant, *, alpha: float = 0.05, power: float = 0.8
         if joined:
             low, high, p_value, method, interval_method = _join_effective_tango(
                 low, high, p_value, method, interval_method, broke, fixed, n, effect,
-                _flip_design_effect(change, codes), robust.df, settings.alpha)
+                flip_design_effect(change, codes), robust.df, settings.alpha)
         refused = cluster_floor(n_clusters)
         warnings += [w for w in [cluster_warning(n_clusters, joined)] if w]
     # The exact gate is reported where it decides: the interval excludes zero but the
@@ -297,7 +297,7 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
             low, high, p_value, method, interval_method = _join_effective_tango(
                 low, high, p_value, method, interval_method,
                 int(np.count_nonzero(change_sorted < 0)), int(np.count_nonzero(change_sorted > 0)),
-                n, effect, _flip_design_effect(change, codes), robust.df, settings.alpha)
+                n, effect, flip_design_effect(change, codes), robust.df, settings.alpha)
         refused = cluster_floor(n_clusters)
         warnings += [w for w in [cluster_warning(n_clusters, joined)] if w]
     if all_equal:
@@ -376,24 +376,38 @@ def _score_range(before: np.ndarray, after: np.ndarray) -> float:
 
 
 def _clustered(change: np.ndarray, codes: np.ndarray, alpha: float):
+    change_sorted, totals, sumsq, sizes = _cluster_sums(change, codes)
+    robust = cluster_robust_t(totals, sizes, sumsq, alpha=alpha)
+    return robust, design_effect(change_sorted, totals, sizes), int(totals.size)
+
+
+def clustered_design_effect(change: np.ndarray, codes: np.ndarray) -> float:
+    """``design_effect`` of the differences in their clusters (what ``_clustered`` returns
+    beside the cluster-robust t, with the same bits)."""
+    change_sorted, totals, _, sizes = _cluster_sums(change, codes)
+    return design_effect(change_sorted, totals, sizes)
+
+
+def _cluster_sums(change: np.ndarray, codes: np.ndarray):
+    """The differences sorted by cluster (and value, so sums ignore row order), and each
+    cluster's total, sum of squares and size."""
     order = np.lexsort((change, codes))
     codes_sorted, change_sorted = codes[order], change[order]
     starts = np.flatnonzero(np.r_[True, codes_sorted[1:] != codes_sorted[:-1]])
     totals = np.add.reduceat(change_sorted, starts)
     sumsq = np.add.reduceat(change_sorted**2, starts)
     sizes = np.diff(np.r_[starts, change.size]).astype(float)
-    robust = cluster_robust_t(totals, sizes, sumsq, alpha=alpha)
-    return robust, design_effect(change_sorted, totals, sizes), int(totals.size)
+    return change_sorted, totals, sumsq, sizes
 
 
-def _flip_design_effect(change: np.ndarray, codes: np.ndarray) -> float:
+def flip_design_effect(change: np.ndarray, codes: np.ndarray) -> float:
     """The design effect of whether a golden flipped (``design_effect`` of |d|)."""
     flipped = np.abs(change)
     per_cluster = np.bincount(codes, weights=flipped)  # whole counts: exact in any row order
     return design_effect(np.sort(flipped), per_cluster, np.bincount(codes).astype(float))
 
 
-def _design_effect_at(delta: float, flip_share: float, effect: float, flip_effect: float) -> float:
+def design_effect_at(delta: float, flip_share: float, effect: float, flip_effect: float) -> float:
     """The design effect of the mean difference at a true difference ``delta``.
 
     Clusters differ in how often goldens flip as well as in which way. With flip share π and
@@ -420,12 +434,12 @@ def _join_effective_tango(low, high, p_value, method, interval_method, broke, fi
                           flip_effect, df, alpha):
     """The clustered interval joined with ``design_effect_tango`` (pass/fail differences,
     at every number of clusters), each bound at the design effect of its own difference
-    (``_design_effect_at``, from a first pass at the differences' design effect); the
+    (``design_effect_at``, from a first pass at the differences' design effect); the
     p-value the larger of the two tests (at Δ = 0 the flips add nothing), and both named."""
     first = design_effect_tango(broke, fixed, n, effect, df, alpha=alpha)
     share = (broke + fixed) / n
-    at_low = _design_effect_at(first.low, share, effect, flip_effect)
-    at_high = _design_effect_at(first.high, share, effect, flip_effect)
+    at_low = design_effect_at(first.low, share, effect, flip_effect)
+    at_high = design_effect_at(first.high, share, effect, flip_effect)
     score_low = design_effect_tango(broke, fixed, n, at_low, df, alpha=alpha).low
     score_high = design_effect_tango(broke, fixed, n, at_high, df, alpha=alpha).high
     return (min(low, score_low), max(high, score_high), max(p_value, first.p_value),

@@ -38,9 +38,9 @@ import numpy as np
 from .cluster_robust import weighted_cluster_robust_t
 from .distributions import normal_quantile, t_quantile
 from .floors import WARN_CLUSTERS
-from .paired import (_clustered, _design_effect_at, _flip_design_effect, effective_tango_join,
-                     noninferiority_from_interval, verdict_from_interval, zero_one,
-                     zero_width)
+from .paired import (clustered_design_effect, design_effect_at, effective_tango_join,
+                     flip_design_effect, noninferiority_from_interval, verdict_from_interval,
+                     zero_one, zero_width)
 from .records import Record
 
 
@@ -103,13 +103,14 @@ def weighted_difference(population, weights_by_slice, *, names, stratum, before,
         resampling = "none: cluster-robust variance"
         # A zero-width cluster-robust interval (no variation between clusters) is left as it
         # is and never decides (below), as before the join.
-        if effective_tango_join(clusters, _zero_one(binary, before, after)) and \
+        pass_fail = _zero_one(binary, before, after)
+        if effective_tango_join(clusters, pass_fail) and \
                 not zero_width(low, high, np.r_[before, after]):
             low, high, joined = _join_effective_wald(low, high, robust.df, change, stratum,
                                                      cluster_codes, weights, differences, sizes,
                                                      settings.alpha)
             method += joined
-        unread = _few_clusters_unread(clusters, binary, before, after)
+        unread = _few_clusters_unread(clusters, pass_fail)
         method += unread or ""
     # No difference of means can leave the metric's own range: ±1 for pass/fail, ±the span of
     # the scores (at least 1) otherwise; a Wald interval of one golden per slice would.
@@ -129,7 +130,7 @@ def weighted_difference(population, weights_by_slice, *, names, stratum, before,
         effective_n=effective_n)
 
 
-def _few_clusters_unread(clusters: int, binary: bool, before, after) -> str | None:
+def _few_clusters_unread(clusters: int, pass_fail: bool) -> str | None:
     """Why a clustered weighted pass/fail difference is shown but not read, or None.
 
     With fewer than ``WARN_CLUSTERS`` clusters and pass/fail outcomes (or 0/1 scores), the
@@ -137,7 +138,7 @@ def _few_clusters_unread(clusters: int, binary: bool, before, after) -> str | No
     runs where a few users hold most of the flips (issue 28, K = 6–8). The join with the
     effective-n stratified Wald interval (``_join_effective_wald``) is measured at K = 10–40
     only, so below 10 clusters the verdict and non-inferiority are still not read."""
-    if not _zero_one(binary, before, after) or clusters >= WARN_CLUSTERS:
+    if not pass_fail or clusters >= WARN_CLUSTERS:
         return None
     return (f"; not read for a verdict or non-inferiority: fewer than {WARN_CLUSTERS} "
             "clusters with pass/fail outcomes (its coverage is not established there)")
@@ -156,8 +157,8 @@ def _join_effective_wald(low, high, df, change, stratum, codes, weights, differe
 
     As in the unweighted join (``paired._join_effective_tango``), a first pass at the design
     effect of the differences gives each bound, and the bound is then recomputed at the design
-    effect of its own difference (``paired._design_effect_at``: the flips' design effect,
-    ``paired._flip_design_effect``, weighs in as the difference moves away from 0), with the
+    effect of its own difference (``paired.design_effect_at``: the flips' design effect,
+    ``paired.flip_design_effect``, weighs in as the difference moves away from 0), with the
     flip share weighted like the difference, Σ_g w_g π_g. Where a few users hold most of the
     flips, the weighted CR2 t alone held non-inferiority at the boundary in 5.7–12.0% of
     simulated runs and covered 87.3–93.8% (K = 10–40, README "Statistics")."""
@@ -165,16 +166,16 @@ def _join_effective_wald(low, high, df, change, stratum, codes, weights, differe
     variance = math.fsum(_stratified_parts(change, stratum, weights, sizes, True))
     estimate = math.fsum(weights * differences)
     quantile = float(t_quantile(1 - alpha / 2, df))
-    _, effect, _ = _clustered(change, codes, alpha)
-    flip_effect = _flip_design_effect(change, codes)
+    effect = clustered_design_effect(change, codes)
+    flip_effect = flip_design_effect(change, codes)
     flipped = _slice_means((change != 0).astype(float), stratum, weights.size)
     share = math.fsum(weights * flipped)
 
     def bound(sign, design):
         return estimate + sign * quantile * math.sqrt(variance * design)
 
-    at_low = _design_effect_at(bound(-1, effect), share, effect, flip_effect)
-    at_high = _design_effect_at(bound(1, effect), share, effect, flip_effect)
+    at_low = design_effect_at(bound(-1, effect), share, effect, flip_effect)
+    at_high = design_effect_at(bound(1, effect), share, effect, flip_effect)
     method = (f", joined with the stratified Wald interval (Agresti–Min slice variances) with "
               f"its variance times the clusters' design effect at each bound, {at_low:.2f} "
               f"(lower) and {at_high:.2f} (upper), and the t quantile at {df:.1f} df "
