@@ -22,7 +22,7 @@ import dagster as dg
 from langchef_core.inputs.loading import TableLoad
 from langchef_core.readout.experiment import DesignState
 from langchef_core.readout.item_scores import items_to_judge
-from langchef_core.scoring.judges.shards import ShardResult, plan_shards
+from langchef_core.scoring.judges.shards import ShardResult, calls_a_model, plan_shards
 from langchef_core.scoring.judges.shards import judge_shard as judge_one_shard
 from langchef_pipeline.partitions import experiments
 from langchef_pipeline.resources import JudgeResource, WorkspaceResource
@@ -35,7 +35,9 @@ def plan_judging(context: dg.OpExecutionContext, design: DesignState, goldens: T
     calls no model); refuses before any call when the budget cannot cover the plan."""
     state = design.design
     scorer = judge.for_design(state, workspace.get()) if state.primary == "pass_rate" else None
-    items = items_to_judge(state, goldens.frame, {arm: load.frame for arm, load in arm_runs.items()})
+    # Items only matter to a judge that calls a model (joining them costs seconds at 10^6).
+    items = items_to_judge(state, goldens.frame, {arm: load.frame for arm, load in arm_runs.items()}) \
+        if calls_a_model(scorer) else {}
     plan = plan_shards(scorer, items, judge.shards if scorer is not None else 1)
     context.log.info(f"{sum(shard.size for shard in plan):,} items in {len(plan)} shard(s), "
                      f"{sum(shard.pending for shard in plan):,} not in the verdict cache")

@@ -89,6 +89,8 @@ def read_jsonl_columns(path: Path) -> pd.DataFrame | None:
 
 def _is_utf8(data: bytes) -> bool:
     """Whether the bytes are UTF-8, decoded a slice at a time (the text is not kept)."""
+    if data.isascii():  # ASCII is UTF-8, and this scan is a tenth of decoding's time
+        return True
     decoder = codecs.getincrementaldecoder("utf-8")()
     view = memoryview(data)
     try:

@@ -109,6 +109,11 @@ def isin(left, values) -> np.ndarray:
         if _arrow_text(values):  # both sides Arrow text: no Python string per candidate
             if len(values) == 0:
                 return np.zeros(len(frame_like), dtype=bool)
+            known = pd.Index(values)
+            # Distinct ids without gaps (the usual case: a suite, a run's scored ids): pandas'
+            # hash engine answers in a quarter of the time is_in takes to build its set anew.
+            if not known.hasnans and not frame_like.hasnans and known.is_unique:
+                return known.get_indexer(frame_like) >= 0
             found = pc.is_in(pa.array(frame_like.array),
                              value_set=pa.array(values.array).cast(pa.string()))
             return np.array(found, dtype=np.bool_)

@@ -46,7 +46,7 @@ import numpy as np
 
 from ._validation import (Settings, as_binary, as_cluster_codes, as_finite, check_same_length,
                           check_settings)
-from .cluster_robust import ClusterRobust, cluster_robust_t
+from .cluster_robust import ClusterRobust, cluster_robust_t, cluster_sums
 from .mcnemar import mcnemar_exact
 from .floors import MIN_CLUSTERS, MIN_PAIRS, WARN_CLUSTERS
 from .mean_interval import mean_interval, skew_warning
@@ -376,7 +376,7 @@ def _score_range(before: np.ndarray, after: np.ndarray) -> float:
 
 
 def _clustered(change: np.ndarray, codes: np.ndarray, alpha: float):
-    change_sorted, totals, sumsq, sizes = _cluster_sums(change, codes)
+    change_sorted, totals, sumsq, sizes = cluster_sums(change, codes)
     robust = cluster_robust_t(totals, sizes, sumsq, alpha=alpha)
     return robust, design_effect(change_sorted, totals, sizes), int(totals.size)
 
@@ -384,20 +384,8 @@ def _clustered(change: np.ndarray, codes: np.ndarray, alpha: float):
 def clustered_design_effect(change: np.ndarray, codes: np.ndarray) -> float:
     """``design_effect`` of the differences in their clusters (what ``_clustered`` returns
     beside the cluster-robust t, with the same bits)."""
-    change_sorted, totals, _, sizes = _cluster_sums(change, codes)
+    change_sorted, totals, _, sizes = cluster_sums(change, codes)
     return design_effect(change_sorted, totals, sizes)
-
-
-def _cluster_sums(change: np.ndarray, codes: np.ndarray):
-    """The differences sorted by cluster (and value, so sums ignore row order), and each
-    cluster's total, sum of squares and size."""
-    order = np.lexsort((change, codes))
-    codes_sorted, change_sorted = codes[order], change[order]
-    starts = np.flatnonzero(np.r_[True, codes_sorted[1:] != codes_sorted[:-1]])
-    totals = np.add.reduceat(change_sorted, starts)
-    sumsq = np.add.reduceat(change_sorted**2, starts)
-    sizes = np.diff(np.r_[starts, change.size]).astype(float)
-    return change_sorted, totals, sumsq, sizes
 
 
 def flip_design_effect(change: np.ndarray, codes: np.ndarray) -> float:

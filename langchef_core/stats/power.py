@@ -76,7 +76,7 @@ def decision_power(n: int, discordant_rate: float, effect: float, *, alpha: floa
     reads the direction of ``effect`` (|effect| ≤ rate) in n goldens at that discordant rate."""
     n = check_count(n, "n")
     rate, alpha = _check_rate(discordant_rate), check_alpha(alpha)
-    return _decision_power(n, rate, min(abs(float(effect)), rate), _CutOffs(n, alpha))
+    return _decision_power(n, rate, min(abs(float(effect)), rate), _cut_offs(n, alpha))
 
 
 class _CutOffs:
@@ -91,6 +91,13 @@ class _CutOffs:
         if missing.size:
             self.known[missing] = _decision_critical(missing, self.alpha)
         return self.known[flips]
+
+
+@functools.lru_cache(maxsize=8)
+def _cut_offs(n: int, alpha: float) -> _CutOffs:
+    """One table per (n, α): a readout's limits (primary, each criterion, each slice) share
+    their n, and the cut-offs were most of each limit's time at 10^6 goldens (issue 31)."""
+    return _CutOffs(n, alpha)
 
 
 def _decision_power(n: int, rate: float, effect: float, cut_offs: _CutOffs) -> float:
@@ -137,7 +144,7 @@ def _binary_limit(n: float, discordant_rate: float, alpha: float, power: float) 
     infinite when even every golden flipping one way could not be read (too few goldens)."""
     n = int(round(n))
     upper = _wilson(discordant_rate * n, n, alpha)[1]
-    cut_offs = _CutOffs(n, alpha)
+    cut_offs = _cut_offs(n, alpha)
 
     def shortfall(effect: float) -> float:
         return _decision_power(n, max(upper, effect), effect, cut_offs) - power

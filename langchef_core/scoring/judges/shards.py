@@ -105,6 +105,11 @@ class ShardResult(Record):
             "completion_tokens", "seconds")})
 
 
+def calls_a_model(judge) -> bool:
+    """Whether sharding the judge's items can spread any work (``plan_shards``)."""
+    return isinstance(judge, OpenAICompatibleJudge)
+
+
 def plan_shards(judge, items: dict[str, pd.DataFrame], shards: int) -> list[Shard]:
     """Split every run's items into ``shards`` shards by example_id (see the module doc).
 
@@ -112,7 +117,7 @@ def plan_shards(judge, items: dict[str, pd.DataFrame], shards: int) -> list[Shar
     spreading out: it gets one empty shard, and the readout judges it as before."""
     if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
         raise ValueError(f"shards must be a whole number from 1, got {shards!r}")
-    if not isinstance(judge, OpenAICompatibleJudge):
+    if not calls_a_model(judge):
         return [Shard(0, 1, {}, 0, 0, None)]
     if shards > judge.max_concurrency:
         raise InputError(f"judging in {shards} shards needs at least one worker thread per "

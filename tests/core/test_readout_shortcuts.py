@@ -1,0 +1,107 @@
+"""Issue 31: the shortcuts that took the 10^6-golden judged readout under 30 s answer exactly
+what the paths they bypass answer.
+
+- ``cluster_robust.cluster_sums`` counts pass/fail differences per cluster instead of
+  sorting them: the same four arrays, bit for bit, as the sort it replaced.
+- ``item_scores.judged_items`` finds each answer's golden with one hash lookup: the same
+  frame as the inner merge, and the merge still serves the cases the lookup cannot.
+- ``experiment.completeness_check`` checks a pair of run files under the same names once.
+- ``ids.isin`` asks pandas' hash engine when the candidate ids are distinct and complete.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from langchef_core.designs import gates
+from langchef_core.inputs.ids import isin
+from langchef_core.readout.experiment import completeness_check
+from langchef_core.readout.item_scores import judged_items
+from langchef_core.stats.cluster_robust import cluster_sums
+from tests.core.test_gates import arm, design, goldens
+
+RUN_FILES = {"base": "runs/rerank/base.jsonl", "rerank": "runs/rerank/rerank.jsonl"}
+
+
+def sorted_cluster_sums(change, codes):
+    """The sort ``cluster_sums`` always used before (and still uses for real values)."""
+    order = np.lexsort((change, codes))
+    codes_sorted, change_sorted = codes[order], change[order]
+    starts = np.flatnonzero(np.r_[True, codes_sorted[1:] != codes_sorted[:-1]])
+    return (change_sorted, np.add.reduceat(change_sorted, starts),
+            np.add.reduceat(change_sorted**2, starts),
+            np.diff(np.r_[starts, change.size]).astype(float))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_counted_cluster_sums_equal_the_sorted_ones_bit_for_bit(seed):
+    r = np.random.default_rng(seed)
+    n, clusters = int(r.integers(1, 400)), int(r.integers(1, 60))
+    codes = r.integers(0, clusters, n)  # some codes absent, as in a slice of the goldens
+    change = r.choice([-1.0, 0.0, 1.0], n, p=r.dirichlet([1, 1, 1]))
+    for got, want in zip(cluster_sums(change, codes), sorted_cluster_sums(change, codes)):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_real_valued_differences_still_take_the_sort():
+    r = np.random.default_rng(7)
+    change, codes = r.normal(size=300).round(1), r.integers(0, 12, 300)
+    for got, want in zip(cluster_sums(change, codes), sorted_cluster_sums(change, codes)):
+        assert np.array_equal(got, want)
+
+
+def merged_items(run, golden_frame):
+    """What ``judged_items`` returned before the lookup: an inner merge, rows renumbered
+    as the run's."""
+    base = golden_frame[[c for c in ("example_id", "input", "ideal") if c in golden_frame.columns]]
+    items = run.merge(base, on="example_id", how="inner")
+    items.index = run.index[run["example_id"].isin(base["example_id"])]
+    return items
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_judged_items_equal_the_inner_merge(seed):
+    r = np.random.default_rng(seed)
+    suite = [f"q{i}" for i in range(50)]
+    answered = list(r.permutation(suite)[:int(r.integers(0, 50))]) + ["stranger"] * int(r.integers(0, 3))
+    run = arm(answered)
+    golden_frame = goldens(suite).assign(ideal=[f"ideal {i}" for i in range(50)])
+    if seed % 3 == 0:
+        run = run.assign(input="the run's own input")  # a clash: the merge's suffixes
+    got, want = judged_items(run, golden_frame), merged_items(run, golden_frame)
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_unseeded_runs_are_checked_once(monkeypatch):
+    calls = []
+    rule = gates.runs_are_complete
+    monkeypatch.setattr(gates, "runs_are_complete", lambda *a, **k: calls.append(1) or rule(*a, **k))
+    check = completeness_check(design(), goldens(), {"base": arm(), "rerank": arm()}, RUN_FILES,
+                               "goldens/qa.jsonl")
+    assert check.passed and len(calls) == 1
+
+
+def test_a_short_seed_file_is_still_named():
+    runs = {"base@seed1": arm(), "base@seed2": arm(["q1", "q2", "q3"]), "rerank@seed1": arm(),
+            "rerank@seed2": arm()}
+    files = {name: f"runs/rerank/{name}.jsonl" for name in runs}
+    check = completeness_check(design(), goldens(), runs, files, "goldens/qa.jsonl")
+    assert not check.passed and "runs/rerank/base@seed2.jsonl" in check.sentence
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_isin_with_distinct_candidates_equals_pandas(seed):
+    r = np.random.default_rng(seed)
+    pool = np.array([f"g{i}" for i in range(60)] + ["é", " g1", ""], dtype=object)
+    left = pool[r.integers(0, pool.size, int(r.integers(0, 80)))]
+    right = r.permutation(pool)[:int(r.integers(1, pool.size))]  # distinct, no gaps
+    if seed % 2:
+        left[r.random(left.size) < 0.1] = None  # gaps on the left: pyarrow answers
+    for wrap in (pd.Series, pd.Index):
+        for kind in (pd.Series, pd.Index):
+            got = isin(kind(left.tolist(), dtype="str"), wrap(right.tolist(), dtype="str"))
+            want = pd.Series(left, dtype=object).isin(pd.Series(right, dtype=object))
+            assert got.dtype == bool and np.array_equal(got, np.asarray(want, dtype=bool))
