@@ -29,15 +29,16 @@ if the model were trained again. So an arm may be a set of independently trained
   seed means can land close together by chance, the golden term then dominates the sum, the
   df rise far above k − 1 and the interval is too short (real-valued scores, 2 v 2 seeds:
   90–93% coverage at seed sds (0, 0.2–1.0)). So the half-width is never below that of the t
-  interval from either arm's seed means alone, t_{k_a−1} · √(s_a²/k_a − ½ · MSE_a/(n k_a)),
+  interval from either arm's seed means alone, t_{k_a−1} · √(s_a²/k_a − ½ MSE_a/(n k_a)),
   which is exact as that arm's seed variance grows (``SEED_ONLY_NOISE_REMOVED``; the p value
   is the largest of the tests, so it agrees with the interval). Real-valued scores then cover
-  93.7–99.4% over seed sds 0–1.0 in one arm or both at 2 / 3 / 5 seeds (R = 1500 per cell). Without seed variance,
-  pass/fail seeds are 4.7× / 1.74× / 1.25× as wide as a golden-only t interval at 2 / 3 / 5
-  seeds per arm (the df rule alone: 4.1× / 1.7× / 1.25×; the whole mean square at k − 1 df
-  before issue 28: 6.2× / 3.1× / 1.7×), real-valued seeds 3.15× / 1.24× / 1.06× (df rule
-  alone 1.77× / 1.20× / 1.06×, which is below what any interval covering 93.5% at every seed
-  sd can reach at 2 seeds, 2.2×: ``benchmarks/seed_width_bound.py``).
+  93.7–99.4% over seed sds 0–1.0 in one arm, the other or both at 2 / 3 / 5 seeds (R = 1500
+  per cell). Without seed variance, pass/fail seeds are 4.7× / 1.74× / 1.25× as wide as a
+  golden-only t interval at 2 / 3 / 5 seeds per arm (the df rule alone: 4.1× / 1.7× /
+  1.25×; the whole mean square at k − 1 df before issue 28: 6.2× / 3.1× / 1.7×), real-valued
+  seeds 3.15× / 1.24× / 1.06× (df rule alone 1.77× / 1.20× / 1.06×, which is below what any
+  interval covering 93.5% at every seed sd can reach at 2 seeds, 2.2×:
+  ``benchmarks/seed_width_bound.py``).
   The percentile two-level bootstrap it replaces had 15% false positives at 2 v 2 seeds with
   real seed variance and was 1.3–1.5× too wide without it. What 2 seeds per arm can
   support is stated in ``SeedComparison.note``: with 1 seed df per arm t_{0.975, 1} = 12.7,
@@ -249,6 +250,7 @@ class SeedInterval:
 def seed_t_interval(baseline: np.ndarray, variant: np.ndarray, *, alpha: float,
                     codes: np.ndarray | None = None) -> SeedInterval:
     """The golden × seed ANOVA t interval (module docstring); arms are (seeds × goldens).
+    Never narrower than either arm's seed-only t interval; p is the largest of the t tests.
 
     With cluster ``codes`` (dense, 0 … K − 1) the golden part is the CR2 variance of the
     mean seed-averaged paired difference, with its Bell–McCaffrey df, and the residual
@@ -299,18 +301,13 @@ def _t_p_value(difference: float, se: float, df: float) -> float:
 # the seed-only bound below as well.
 NOISE_SHARE_LEVEL = 0.20
 NEGATIVE_SEED_FLOOR = 0.5
-# The df rule above is liberal when one arm alone has a large seed variance: its seed means
-# can land close together by chance, the golden term then dominates the Satterthwaite sum and
-# the df jump from k − 1 to 3–100, while the difference still carries the whole seed
-# variance (real-valued scores, 2 v 2 seeds, seed sds (0, 0.2–1.0): 90–93% coverage). So the
-# half-width is never below t_{k−1} · √(MS_seed/(n k) − c · MSE/(n k)) of either arm: the t
-# interval of that arm's seed means alone, which is exact as its seed variance grows, with
-# a share c of its residual noise taken out because the golden term carries that noise
-# already. c = 1 (the unbiased seed variance) lets 2 v 2 coverage fall to 92.9 ± 0.6% at seed
-# sds (0, 0.2) (R = 2000); c = 0 covers 97–100% and makes 2 v 2 seeds without seed variance
-# 5.4× (pass/fail) and 4.0× (real-valued) as wide as a golden-only interval, where ½ gives
-# 4.7× and 3.2× and covers ≥ 94.4% in a normal-theory grid of one-arm seed variances
-# (issue 28; the floor for one seeded arm is 3.7× and 2.8×, benchmarks/seed_width_bound.py).
+# The share c of an arm's residual noise taken out of its seed-only t interval,
+# t_{k−1} · √(MS_seed/(n k) − c · MSE/(n k)), the floor on the half-width that covers when one
+# arm's seed means landed close together by chance (module docstring); the golden term
+# carries that noise already. c = 1 (the unbiased seed variance) lets 2 v 2 coverage fall to
+# 92.9 ± 0.6% at seed sds (0, 0.2) (R = 2000); c = 0 makes 2 v 2 seeds without seed variance
+# 5.4× (pass/fail) / 4.0× (real-valued) as wide as a golden-only interval, c = ½ 4.7× / 3.2×
+# with ≥ 94.4% coverage over a normal-theory grid of one-arm seed variances (issue 28).
 SEED_ONLY_NOISE_REMOVED = 0.5
 
 
