@@ -105,6 +105,50 @@ def test_interval_is_the_golden_by_seed_anova_t_interval():
     assert "ANOVA" in result.interval_method and result.note is not None  # 3 seeds: wide
 
 
+def test_an_arm_whose_seed_means_landed_close_sets_the_width_with_its_own_t():
+    # Issue 28: one arm with a large seed variance whose two seed means landed close together
+    # by chance looks, to the Satterthwaite df, like no seed variance (df ≫ 1). The half-width
+    # is then t_{k−1} · √(MS_seed/(n k) − ½ · MSE/(n k)) of that arm, MS_seed and MSE from
+    # statsmodels' anova_lm(ols("y ~ C(golden) + C(seed)")), and the p value is the largest
+    # of the three t tests, so that p < α exactly when the interval excludes 0.
+    import pandas as pd
+    import statsmodels.formula.api as smf
+    from scipy import stats
+    from statsmodels.stats.anova import anova_lm
+    rng = np.random.default_rng(28)
+    n = 200
+    shared = rng.normal(0, 1, n)
+    baseline = shared + rng.normal(0, 0.3, n) + rng.normal(0, 0.5, (2, n))
+    own = shared + rng.normal(0, 0.3, n)
+    noise = rng.normal(0, 0.5, (2, n))
+    noise -= noise.mean(axis=1, keepdims=True)  # the seed means are then exactly 0.06 apart
+    variant = own + np.array([[0.4], [0.46]]) + noise
+    result = seed_t_interval(baseline, variant, alpha=0.05)
+    difference = variant.mean() - baseline.mean()
+    seed_only_se = []
+    for arm in (baseline, variant):
+        frame = pd.DataFrame({"y": arm.ravel(), "seed": np.repeat(np.arange(2), n),
+                              "golden": np.tile(np.arange(n), 2)})
+        table = anova_lm(smf.ols("y ~ C(golden) + C(seed)", frame).fit())
+        mse, ms_seed = table.loc["Residual", "mean_sq"], table.loc["C(seed)", "mean_sq"]
+        seed_only_se.append(np.sqrt(max(ms_seed - mse / 2, 0) / (n * 2)))
+    assert result.df > 3  # the df rule alone would use t ≈ 2–3 here
+    half = stats.t.ppf(0.975, 1) * max(seed_only_se)
+    assert half > stats.t.ppf(0.975, result.df) * result.se
+    assert (result.low, result.high) == pytest.approx((difference - half, difference + half),
+                                                      rel=1e-9)
+    p_values = [2 * stats.t.sf(abs(difference) / result.se, result.df)] + \
+        [2 * stats.t.sf(abs(difference) / se, 1) for se in seed_only_se if se > 0]
+    assert result.p_value == pytest.approx(max(p_values), rel=1e-9)
+    assert (result.p_value < 0.05) == (not result.low <= 0 <= result.high)
+    # compare_seeds widens its detection limit with the interval
+    comparison = lc.compare_seeds({f"seed{k}": row for k, row in enumerate(baseline, 1)},
+                                  {f"seed{k}": row for k, row in enumerate(variant, 1)}).comparison
+    assert comparison.high - comparison.low == pytest.approx(2 * half, rel=1e-9)
+    assert comparison.detection_limit == pytest.approx(
+        half * (1 + stats.t.ppf(0.80, result.df) / stats.t.ppf(0.975, result.df)), rel=1e-9)
+
+
 def test_without_seed_variance_three_seeds_are_not_three_times_a_golden_only_interval():
     # Issue 28: 3 v 3 pass/fail seeds that are independent draws of one model (no seed
     # variance) gave t with ~2 df, 2.9–3.1× a golden-only t interval. The seed term now counts
