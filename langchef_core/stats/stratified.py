@@ -118,8 +118,11 @@ def weighted_difference(population, weights_by_slice, *, names, stratum, before,
     low, high = max(-reach, low), min(reach, high)
     # A zero-width interval (no spread, or clusters whose residuals all vanish, to within
     # rounding) never decides (issues 12 and 28).
-    decisive = (-math.inf, math.inf) if unread or zero_width(low, high, np.r_[before, after]) \
-        else (low, high)
+    flat = zero_width(low, high, np.r_[before, after])
+    if flat and not unread:
+        method += ("; not read for a verdict or non-inferiority: zero width (no spread between "
+                   "the clusters or goldens it rests on)")
+    decisive = (-math.inf, math.inf) if unread or flat else (low, high)
     return WeightedDifference(
         population=population, weights=dict(zip(names, weights.tolist())),
         baseline=math.fsum(weights * means_before), variant=math.fsum(weights * means_after),

@@ -98,6 +98,7 @@ def test_slices_with_no_spread_do_not_decide(outcome, clustered):
         if _is_zero_width(weighted["low"], weighted["high"], base.astype(float), var.astype(float)):
             assert weighted["verdict"] == "inconclusive"
             assert weighted["noninferiority"] == "unresolved"
+            assert "not read" in weighted["interval_method"]  # and says why
 
 
 def test_seeds_with_no_spread_do_not_decide():
