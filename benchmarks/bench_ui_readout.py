@@ -147,8 +147,11 @@ def ui_readout(url: str, selector: dict, assets: list[dict], experiment: str) ->
     return elapsed, run
 
 
-def cli_readout(workspace: Path, experiment: str) -> float:
+def cli_readout(workspace: Path, experiment: str, home: Path | None = None) -> float:
+    """Seconds of `langchef readout`, on an ephemeral instance or on ``home``'s."""
     environment = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    if home is not None:
+        environment["DAGSTER_HOME"] = str(home)
     started = time.perf_counter()
     done = subprocess.run([str(BIN / "langchef"), "readout", experiment, "--workspace", str(workspace)],
                           capture_output=True, text=True, env=environment)
@@ -172,8 +175,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="langchef-ui-bench-") as scratch:
         root = Path(scratch)
         ui_workspace, cli_workspace, home = root / "ui", root / "cli", root / "dagster_home"
-        build_demo(ui_workspace)
-        build_demo(cli_workspace)
+        stored_workspace = root / "cli-stored"
+        for workspace in (ui_workspace, cli_workspace, stored_workspace):
+            build_demo(workspace)
         home.mkdir()
         from langchef_pipeline.materialize import ensure_instance_yaml
         ensure_instance_yaml(home)
@@ -191,22 +195,32 @@ def main() -> None:
                       f"started→ended {run['endTime'] - run['startTime']:.2f} s)", flush=True)
         finally:
             stop(process)
-        cli_runs = []
+        cli_runs, stored_runs = [], []
         for _ in range(arguments.repeats):
             cli_runs.append(cli_readout(cli_workspace, arguments.experiment))
             print(f"CLI run: {cli_runs[-1]:6.2f} s", flush=True)
+        # Not the target's measure, but what splits the gap: the same command writing its
+        # events to the UI's own SQLite instance (as it does when DAGSTER_HOME is set).
+        for _ in range(arguments.repeats):
+            stored_runs.append(cli_readout(stored_workspace, arguments.experiment, home))
+            print(f"CLI run on the UI's instance: {stored_runs[-1]:6.2f} s", flush=True)
         readout = Path("reports") / arguments.experiment / "v1" / "readout.json"
         same = (ui_workspace / readout).read_bytes() == (cli_workspace / readout).read_bytes()
     ui, cli = statistics.median(ui_runs), statistics.median(cli_runs)
     ratio = ui / cli
     print(f"{arguments.experiment}: UI {ui:.2f} s, CLI {cli:.2f} s (medians of {arguments.repeats}); "
           f"UI/CLI {ratio:.2f} — target ≤ {TARGET_RATIO} " + ("met" if ratio <= TARGET_RATIO else "NOT met"))
+    stored = statistics.median(stored_runs)
+    print(f"CLI on the UI's SQLite instance {stored:.2f} s: the instance's event writes "
+          f"{stored - cli:.2f} s, the run queue and run worker start the rest "
+          f"(UI/CLI on one instance {ui / stored:.2f})")
     print("readout.json identical on both paths" if same else "readout.json DIFFERS between the paths")
     if arguments.json:
         arguments.json.parent.mkdir(parents=True, exist_ok=True)
         arguments.json.write_text(json.dumps({
             "experiment": arguments.experiment, "ui_seconds": [round(s, 2) for s in ui_runs],
             "cli_seconds": [round(s, 2) for s in cli_runs], "ratio": round(ratio, 2),
+            "cli_on_ui_instance_seconds": [round(s, 2) for s in stored_runs],
             "identical_readout": same}, indent=2) + "\n")
     if not same:
         raise SystemExit(1)
