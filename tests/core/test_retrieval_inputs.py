@@ -265,3 +265,41 @@ def test_arrow_lists_give_the_entries_python_lists_give(lists_per_block, monkeyp
         pa.array([["a"], ["b", ""]], pa.list_(pa.string())))}, index=pd.RangeIndex(1, 3, name="row"))
     error = raised(lambda: lc.RankedRun.from_frame(bad, file="runs/x/variant.jsonl"))
     assert (error.column, error.row) == ("retrieved", 2) and "item 2 of the list" in str(error)
+
+
+def test_a_run_read_to_a_depth_scores_as_the_whole_run_at_every_k_within_it():
+    """``depth`` keeps the entries ranked at or above it, after the whole run is validated:
+    scored at k ≤ depth, the metrics are those of the whole run, to the bit, whether the
+    lists are Arrow lists, Python lists or a long run; deeper k is refused."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(7)
+    lists = [[f"d{int(d)}" for d in rng.integers(0, 30, int(rng.integers(0, 9)))] for _ in range(40)]
+    cells = np.empty(len(lists), dtype=object)
+    cells[:] = lists
+    python = pd.DataFrame({"example_id": [f"q{i}" for i in range(len(lists))], "retrieved": cells},
+                          index=pd.RangeIndex(1, len(lists) + 1, name="row"))
+    arrow = python.assign(retrieved=pd.arrays.ArrowExtensionArray(pa.array(lists, pa.list_(pa.string()))))
+    positives = pd.DataFrame({"query_id": [f"q{int(q)}" for q in rng.integers(0, 45, 80)],
+                              "doc_id": [f"d{int(d)}" for d in rng.integers(0, 30, 80)]})
+    judged = positives["query_id"].unique()
+    for frame in (arrow, python, lc.arm_run_to_long(python)):
+        whole = lc.RankedRun.from_frame(frame)
+        for depth in (1, 3, 8, 20):
+            cut = lc.RankedRun.from_frame(frame, depth=depth)
+            assert cut.depth == depth and cut.queries.tolist() == whole.queries.tolist()
+            assert cut.entries["rank"].max() <= depth
+            pd.testing.assert_frame_equal(cut.entries, whole.entries[whole.entries["rank"] <= depth])
+            for k in range(1, depth + 1):
+                assert score_run(cut, positives, judged, k=k)[1].to_frame().equals(
+                    score_run(whole, positives, judged, k=k)[1].to_frame())
+            with pytest.raises(ValueError, match="depth"):
+                score_run(cut, positives, judged, k=depth + 1)
+    # The whole run is validated before it is cut: a bad id past the depth is still named.
+    bad = python.copy()
+    bad.at[3, "retrieved"] = ["a", "b", ""]
+    error = raised(lambda: lc.RankedRun.from_frame(bad, file="run.jsonl", depth=1))
+    assert (error.column, error.row) == ("retrieved", 3) and "item 3 of the list" in str(error)
+    for depth in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="depth"):
+            lc.RankedRun.from_frame(python, depth=depth)

@@ -82,6 +82,12 @@ class ArmLists:
         import pyarrow.compute as pc
         return _lengths_and_ids(pc.list_slice(self.lists, 0, k))
 
+    def cut(self, depth: int) -> "ArmLists":
+        """The lists cut at ``depth``, their ids copied: the cut lists hold none of the
+        uncut lists' buffers, which can then be freed (10^8 ids → 10^7 at depth 10)."""
+        import pyarrow.compute as pc
+        return ArmLists(self.queries, self.rows, pc.list_slice(self.lists, 0, depth))
+
     def entries(self) -> pd.DataFrame:
         import pyarrow as pa
         lengths, flat = _lengths_and_ids(self.lists)
@@ -104,7 +110,8 @@ class RankedRun:
     including those whose list is empty; ``candidates`` (``query_id``, ``doc_id``) is the pool
     the arm says it ranked, when its file carries a ``candidates`` column. ``lists`` holds an
     arm run read as Arrow lists (``ArmLists``), from which ``entries`` is built only when a
-    caller asks for it.
+    caller asks for it. ``depth``, when set, is the rank past which entries were dropped
+    after validation (``from_frame``); None when the run is whole.
     """
 
     queries: np.ndarray
@@ -112,6 +119,7 @@ class RankedRun:
     file: str
     lists: ArmLists | None = None
     table: pd.DataFrame | None = field(default=None, repr=False)
+    depth: int | None = None
 
     @cached_property
     def entries(self) -> pd.DataFrame:
@@ -119,8 +127,15 @@ class RankedRun:
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, file: str = "run",
-                   goldens: Iterable[str] | None = None) -> "RankedRun":
-        """A long run (``query_id, doc_id, rank``) or an arm run (``example_id, retrieved``)."""
+                   goldens: Iterable[str] | None = None, depth: int | None = None) -> "RankedRun":
+        """A long run (``query_id, doc_id, rank``) or an arm run (``example_id, retrieved``).
+
+        ``depth``: keep only the entries ranked at or above it, once the whole run is
+        validated. For a caller that scores at k ≤ depth and needs nothing deeper (the pool
+        check reads every entry): a 10^6 × 100 arm run then holds 10^7 ids at depth 10, not
+        10^8, once its frame is dropped (issue 31).
+        """
+        depth = None if depth is None else check_depth(depth)
         _check_frame(frame, file)
         if "retrieved" in frame.columns or "example_id" in frame.columns:
             ranked, queries = _validated(frame, "arm", lambda: _arm_entries(frame, file))
@@ -133,8 +148,10 @@ class RankedRun:
             _check_goldens(queries, frame, query_column, goldens, file)
         candidates = arm_candidates(frame, file=file) if "candidates" in frame.columns else None
         if isinstance(ranked, ArmLists):
-            return cls(queries, candidates, file, lists=ranked)
-        return cls(queries, candidates, file, table=ranked)
+            return cls(queries, candidates, file, lists=ranked if depth is None else ranked.cut(depth),
+                       depth=depth)
+        return cls(queries, candidates, file, table=ranked if depth is None else
+                   ranked[ranked["rank"].to_numpy() <= depth], depth=depth)
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,6 +186,13 @@ class Judgements:
         if len(self.sources) > 1:  # one judgement per (query, doc, source): repeats only across sources
             relevant = relevant[~repeated_rows(relevant["query_id"], relevant["doc_id"])]
         return relevant.reset_index(drop=True)
+
+
+def check_depth(depth) -> int:
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1:
+        raise ValueError(f"depth must be a whole number of at least 1 (the deepest rank kept), "
+                         f"got {depth!r}")
+    return int(depth)
 
 
 def long_run(frame: pd.DataFrame, *, file: str = "run") -> pd.DataFrame:

@@ -155,6 +155,9 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
     The queries scored are ``queries`` when given, else the union of the run's and the judged
     queries, sorted; the result's arrays follow that order.
     """
+    if run.depth is not None and k > run.depth:
+        raise ValueError(f"the run {run.file!r} keeps ranks 1-{run.depth} only (depth={run.depth}); "
+                         f"read it with depth of at least k={k} to score at k")
     if queries is None:
         queries = sorted_union(run.queries, judged_queries)
     index = pd.Index(np.asarray(queries, dtype=object))
