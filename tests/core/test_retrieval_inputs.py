@@ -303,3 +303,27 @@ def test_a_run_read_to_a_depth_scores_as_the_whole_run_at_every_k_within_it():
     for depth in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="depth"):
             lc.RankedRun.from_frame(python, depth=depth)
+
+
+def test_lists_coded_by_their_place_among_the_sorted_queries_score_as_looked_up():
+    """When the queries scored are the run's own, each list's code comes from the order the
+    run's queries were sorted in when it was read; it gives the codes a lookup gives."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    rng = np.random.default_rng(11)
+    ids = [f"q{int(i)}" for i in rng.permutation(300)]
+    lists = [[f"d{int(d)}" for d in rng.integers(0, 50, int(rng.integers(0, 12)))] for _ in ids]
+    arm = pd.DataFrame({"example_id": ids, "retrieved": pd.arrays.ArrowExtensionArray(
+        pa.array(lists, pa.list_(pa.string())))}, index=pd.RangeIndex(1, len(ids) + 1, name="row"))
+    positives = pd.DataFrame({"query_id": [ids[int(q)] for q in rng.integers(0, len(ids), 500)],
+                              "doc_id": [f"d{int(d)}" for d in rng.integers(0, 50, 500)]})
+    run = lc.RankedRun.from_frame(arm)
+    assert sorted(ids) == run.queries.tolist()
+    assert [run.queries[r] for r in run.lists.query_rank] == ids
+    looked_up = dataclasses.replace(run, lists=dataclasses.replace(run.lists, query_rank=None))
+    for k in (1, 5, 20):
+        fast = score_run(run, positives, run.queries, k=k)
+        slow = score_run(looked_up, positives, run.queries, k=k)
+        assert fast[0].tolist() == slow[0].tolist() and fast[1].to_frame().equals(slow[1].to_frame())

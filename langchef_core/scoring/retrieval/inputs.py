@@ -12,6 +12,7 @@ disagree on quoting them; a missing, empty, boolean or fractional id is refused.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import weakref
 import numbers
@@ -25,7 +26,8 @@ import pandas as pd
 from ...inputs.errors import InputError
 from ...inputs.id_lists import arrow_of, is_text_lists
 from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id, isin,
-                           refuse_missing, repeated_rows, row_of, sorted_distinct, text_ids)
+                           refuse_missing, repeated_rows, row_of, sorted_distinct, sorted_with_ranks,
+                           text_ids)
 
 RUN_COLUMNS = ("query_id", "doc_id", "rank")
 ARM_COLUMNS = ("example_id", "retrieved")
@@ -76,6 +78,7 @@ class ArmLists:
     queries: np.ndarray
     rows: np.ndarray
     lists: object  # a pyarrow ListArray of non-empty text, no missing list or item
+    query_rank: np.ndarray | None = None  # list i's query is the run's query_rank[i]-th, sorted
 
     def top(self, k: int) -> tuple[np.ndarray, object]:
         """The length of each list cut at k, and the cut lists' ids flattened, in list order."""
@@ -86,7 +89,7 @@ class ArmLists:
         """The lists cut at ``depth``, their ids copied: the cut lists hold none of the
         uncut lists' buffers, which can then be freed (10^8 ids → 10^7 at depth 10)."""
         import pyarrow.compute as pc
-        return ArmLists(self.queries, self.rows, pc.list_slice(self.lists, 0, depth))
+        return ArmLists(self.queries, self.rows, pc.list_slice(self.lists, 0, depth), self.query_rank)
 
     def entries(self) -> pd.DataFrame:
         import pyarrow as pa
@@ -328,8 +331,10 @@ def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame | ArmList
     _refuse_repeats(pd.DataFrame({"example_id": queries}), frame, ["example_id"], file,
                     "example_id", "the same example appears twice", "keep one row per example")
     lists = _arrow_lists(frame, queries, "retrieved")
-    ranked = lists if lists is not None else _explode_items(frame, queries, "retrieved", file)
-    return ranked, sorted_distinct(queries, distinct=True)  # repeats were refused above
+    ordered, ranks = sorted_with_ranks(queries)  # distinct: repeats were refused above
+    ranked = dataclasses.replace(lists, query_rank=ranks) if lists is not None else \
+        _explode_items(frame, queries, "retrieved", file)
+    return ranked, ordered
 
 
 def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -> pd.DataFrame:
