@@ -167,11 +167,22 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
     lists = _arm_lists(run, index, k) if run.lists is not None else _long_lists(run, index)
     # Only whether a listed doc is one of the query's positives matters (the kernel keeps a
     # repeated doc once among the hits), so every other doc shares one code.
-    positive_docs, run_docs = codes_among_in_blocks(positives["doc_id"], lists.block_of_query[positive_query],
+    positive_block = lists.block_of_query[positive_query]
+    positive_docs, run_docs = codes_among_in_blocks(positives["doc_id"], positive_block,
                                                     lists.docs, lists.block_bounds)
+    _one_code_for_other_docs(run_docs, positive_block, lists.block_bounds)
     counts = count_hits(ranked_lists(lists.offsets, run_docs[lists.order], lists.ranks),
                         positive_query, positive_docs, k=k)
     return index.to_numpy(), QueryMetrics.from_counts(counts)
+
+
+def _one_code_for_other_docs(run_docs: np.ndarray, positive_block: np.ndarray, block_bounds) -> None:
+    """Give every listed doc that is no positive of its block one code above every positive's
+    (in place): each block codes them as its own number of positives, which is a positive's
+    code in a larger block, so the kernel could not rule them out by their code alone."""
+    per_block = np.bincount(positive_block, minlength=len(block_bounds) - 1)
+    other = run_docs == np.repeat(per_block, np.diff(block_bounds))
+    run_docs[other] = int(per_block.max(initial=0))
 
 
 # Lists per block when an arm run's doc ids are coded: the positives and entries of about
