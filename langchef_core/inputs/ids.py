@@ -136,8 +136,10 @@ def positions_in(values: pd.Series, index: pd.Index) -> np.ndarray:
             and pd.api.types.infer_dtype(index, skipna=False) == "string"):
         import pyarrow as pa
         import pyarrow.compute as pc
-        found = pc.index_in(pa.array(values.array).cast(pa.string()),
-                            value_set=pa.array(index.to_numpy(dtype=object), type=pa.string()))
+        # An Arrow-backed index gives its strings as they are, not as 10^6 Python strings.
+        value_set = _combined(pa.array(index.array)).cast(pa.string()) if _arrow_text(index) else \
+            pa.array(index.to_numpy(dtype=object), type=pa.string())
+        found = pc.index_in(pa.array(values.array).cast(pa.string()), value_set=value_set)
         return found.fill_null(-1).to_numpy().astype(np.intp)
     return index.get_indexer(values)
 
