@@ -8,8 +8,9 @@ langchef workspace's arm run (``example_id``, ``retrieved``) and qrels (``query_
 and is timed from its files to per-query recall@k, MRR@k and nDCG@k and their means, with
 its own loader: pytrec_eval's ``parse_run``/``parse_qrel``, ranx's
 ``Run.from_file``/``Qrels.from_file``, and langchef's ``read_table`` → ``RankedRun`` /
-``Judgements`` (the validation a readout applies) → ``score_run``. No table is built by one
-side and charged to the other. pytrec_eval's reciprocal rank has no cut-off, so it is also
+``Judgements`` (the validation a readout applies) → ``score_run``. langchef validates every
+list whole and then keeps each list's first k ids (``RankedRun.from_frame(depth=k)``), as
+any caller that scores at k may. No table is built by one side and charged to the other. pytrec_eval's reciprocal rank has no cut-off, so it is also
 evaluated on the run cut at k, and that cut is part of its time. Peak resident memory is read
 from each process's own rusage (``os.wait4``); the means are printed so agreement can be seen.
 Each process's data segment is capped (``--memory-limit-gb``); a tool that runs out fails
@@ -128,7 +129,7 @@ def run_langchef(folder: Path, k: int, suffix: str) -> dict:
     from langchef_core.scoring.retrieval.inputs import Judgements, RankedRun
     from langchef_core.scoring.retrieval.metrics import score_run
 
-    run = RankedRun.from_frame(read_table(folder / f"run{suffix}"), file=f"run{suffix}")
+    run = RankedRun.from_frame(read_table(folder / f"run{suffix}"), file=f"run{suffix}", depth=k)
     judgements = Judgements.from_frame(read_table(folder / f"qrels{suffix}"), file=f"qrels{suffix}")
     _, metrics = score_run(run, judgements.positives(), judgements.queries, k=k)
     return {"recall": float(np.mean(metrics.recall)), "mrr": float(np.mean(metrics.reciprocal_rank)),

@@ -141,8 +141,10 @@ def positions_in(values: pd.Series, index: pd.Index) -> np.ndarray:
             and pd.api.types.infer_dtype(index, skipna=False) == "string"):
         import pyarrow as pa
         import pyarrow.compute as pc
-        found = pc.index_in(pa.array(values.array).cast(pa.string()),
-                            value_set=pa.array(index.to_numpy(dtype=object), type=pa.string()))
+        # An Arrow-backed index gives its strings as they are, not as 10^6 Python strings.
+        value_set = _combined(pa.array(index.array)).cast(pa.string()) if _arrow_text(index) else \
+            pa.array(index.to_numpy(dtype=object), type=pa.string())
+        found = pc.index_in(pa.array(values.array).cast(pa.string()), value_set=value_set)
         return found.fill_null(-1).to_numpy().astype(np.intp)
     return index.get_indexer(values)
 
@@ -431,9 +433,19 @@ def sorted_distinct(column, *, distinct: bool = False) -> np.ndarray:
     them again (about 0.2 s at 10^6, issue 31)."""
     import pyarrow.compute as pc
     texts = large_text(column)
-    texts = texts if distinct else pc.unique(texts)
-    ordered = texts.take(pc.sort_indices(texts))
-    return np.asarray(ordered.to_numpy(zero_copy_only=False), dtype=object)
+    return sorted_with_ranks(texts if distinct else pc.unique(texts))[0]
+
+
+def sorted_with_ranks(column) -> tuple[np.ndarray, np.ndarray]:
+    """The texts of ``column`` (known distinct) sorted as ``sorted_distinct`` sorts them, and
+    each text's position in that order: the codes of the column against the sorted texts,
+    without looking them up again (0.5 s at 10^6 ids, issue 31)."""
+    import pyarrow.compute as pc
+    texts = large_text(column)
+    order = pc.sort_indices(texts)
+    ranks = np.empty(len(texts), np.int64)
+    ranks[order.to_numpy()] = np.arange(len(texts), dtype=np.int64)
+    return np.asarray(texts.take(order).to_numpy(zero_copy_only=False), dtype=object), ranks
 
 
 def sorted_union(*columns) -> np.ndarray:

@@ -265,3 +265,65 @@ def test_arrow_lists_give_the_entries_python_lists_give(lists_per_block, monkeyp
         pa.array([["a"], ["b", ""]], pa.list_(pa.string())))}, index=pd.RangeIndex(1, 3, name="row"))
     error = raised(lambda: lc.RankedRun.from_frame(bad, file="runs/x/variant.jsonl"))
     assert (error.column, error.row) == ("retrieved", 2) and "item 2 of the list" in str(error)
+
+
+def test_a_run_read_to_a_depth_scores_as_the_whole_run_at_every_k_within_it():
+    """``depth`` keeps the entries ranked at or above it, after the whole run is validated:
+    scored at k ≤ depth, the metrics are those of the whole run, to the bit, whether the
+    lists are Arrow lists, Python lists or a long run; deeper k is refused."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(7)
+    lists = [[f"d{int(d)}" for d in rng.integers(0, 30, int(rng.integers(0, 9)))] for _ in range(40)]
+    cells = np.empty(len(lists), dtype=object)
+    cells[:] = lists
+    python = pd.DataFrame({"example_id": [f"q{i}" for i in range(len(lists))], "retrieved": cells},
+                          index=pd.RangeIndex(1, len(lists) + 1, name="row"))
+    arrow = python.assign(retrieved=pd.arrays.ArrowExtensionArray(pa.array(lists, pa.list_(pa.string()))))
+    positives = pd.DataFrame({"query_id": [f"q{int(q)}" for q in rng.integers(0, 45, 80)],
+                              "doc_id": [f"d{int(d)}" for d in rng.integers(0, 30, 80)]})
+    judged = positives["query_id"].unique()
+    for frame in (arrow, python, lc.arm_run_to_long(python)):
+        whole = lc.RankedRun.from_frame(frame)
+        for depth in (1, 3, 8, 20):
+            cut = lc.RankedRun.from_frame(frame, depth=depth)
+            assert cut.depth == depth and cut.queries.tolist() == whole.queries.tolist()
+            assert cut.entries["rank"].max() <= depth
+            pd.testing.assert_frame_equal(cut.entries, whole.entries[whole.entries["rank"] <= depth])
+            for k in range(1, depth + 1):
+                assert score_run(cut, positives, judged, k=k)[1].to_frame().equals(
+                    score_run(whole, positives, judged, k=k)[1].to_frame())
+            with pytest.raises(ValueError, match="depth"):
+                score_run(cut, positives, judged, k=depth + 1)
+    # The whole run is validated before it is cut: a bad id past the depth is still named.
+    bad = python.copy()
+    bad.at[3, "retrieved"] = ["a", "b", ""]
+    error = raised(lambda: lc.RankedRun.from_frame(bad, file="run.jsonl", depth=1))
+    assert (error.column, error.row) == ("retrieved", 3) and "item 3 of the list" in str(error)
+    for depth in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="depth"):
+            lc.RankedRun.from_frame(python, depth=depth)
+
+
+def test_lists_coded_by_their_place_among_the_sorted_queries_score_as_looked_up():
+    """When the queries scored are the run's own, each list's code comes from the order the
+    run's queries were sorted in when it was read; it gives the codes a lookup gives."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    rng = np.random.default_rng(11)
+    ids = [f"q{int(i)}" for i in rng.permutation(300)]
+    lists = [[f"d{int(d)}" for d in rng.integers(0, 50, int(rng.integers(0, 12)))] for _ in ids]
+    arm = pd.DataFrame({"example_id": ids, "retrieved": pd.arrays.ArrowExtensionArray(
+        pa.array(lists, pa.list_(pa.string())))}, index=pd.RangeIndex(1, len(ids) + 1, name="row"))
+    positives = pd.DataFrame({"query_id": [ids[int(q)] for q in rng.integers(0, len(ids), 500)],
+                              "doc_id": [f"d{int(d)}" for d in rng.integers(0, 50, 500)]})
+    run = lc.RankedRun.from_frame(arm)
+    assert sorted(ids) == run.queries.tolist()
+    assert [run.queries[r] for r in run.lists.query_rank] == ids
+    looked_up = dataclasses.replace(run, lists=dataclasses.replace(run.lists, query_rank=None))
+    for k in (1, 5, 20):
+        fast = score_run(run, positives, run.queries, k=k)
+        slow = score_run(looked_up, positives, run.queries, k=k)
+        assert fast[0].tolist() == slow[0].tolist() and fast[1].to_frame().equals(slow[1].to_frame())

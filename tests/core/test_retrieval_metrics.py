@@ -166,17 +166,33 @@ def test_array_entry_point_matches_the_frame_api():
         np.testing.assert_allclose(frame.loc[expected.index, metric], expected[metric])
 
 
+def random_lists(seed, n_queries, longest, n_docs, n_positives):
+    """Compressed ranked lists of random doc codes, and random positive (query, doc) pairs."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, longest, n_queries)
+    docs = rng.integers(0, n_docs, lengths.sum())
+    return (np.r_[0, np.cumsum(lengths)], docs, rng.integers(0, n_queries, n_positives),
+            rng.integers(0, n_docs, n_positives))
+
+
 def test_blocks_do_not_change_the_result(monkeypatch):
-    rng = np.random.default_rng(9)
-    lengths = rng.integers(0, 30, 500)
-    docs = rng.integers(0, 100, lengths.sum())
-    offsets = np.r_[0, np.cumsum(lengths)]
-    pq, pd_ = rng.integers(0, 500, 1500), rng.integers(0, 100, 1500)
+    offsets, docs, pq, pd_ = random_lists(9, 500, 30, 100, 1500)
     whole = lc.retrieval_metrics_arrays(offsets, docs, pq, pd_, k=10)
     monkeypatch.setattr(kernel, "BLOCK_ENTRIES", 37)
     blocked = lc.retrieval_metrics_arrays(offsets, docs, pq, pd_, k=10)
     for metric in METRICS:
         np.testing.assert_array_equal(whole.values(metric), blocked.values(metric))
+
+
+def test_ruling_out_docs_that_are_no_positive_does_not_change_the_result(monkeypatch):
+    """The table of positive docs only spares binary searches: without it, every count is
+    the same, repeated documents and docs positive for another query included."""
+    offsets, docs, pq, pd_ = random_lists(12, 400, 25, 300, 900)
+    fast = lc.retrieval_metrics_arrays(offsets, docs, pq, pd_, k=10)
+    monkeypatch.setattr(kernel, "_positive_doc_table", lambda *args: None)
+    searched = lc.retrieval_metrics_arrays(offsets, docs, pq, pd_, k=10)
+    for metric in METRICS + ("dcg", "n_retrieved"):
+        np.testing.assert_array_equal(getattr(fast, metric), getattr(searched, metric))
 
 
 def test_huge_sparse_doc_ids_fall_back_to_positive_doc_indices():

@@ -12,6 +12,7 @@ disagree on quoting them; a missing, empty, boolean or fractional id is refused.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import weakref
 import numbers
@@ -25,7 +26,8 @@ import pandas as pd
 from ...inputs.errors import InputError
 from ...inputs.id_lists import arrow_of, is_text_lists
 from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id, isin,
-                           refuse_missing, repeated_rows, row_of, sorted_distinct, text_ids)
+                           refuse_missing, repeated_rows, row_of, sorted_distinct, sorted_with_ranks,
+                           text_ids)
 
 RUN_COLUMNS = ("query_id", "doc_id", "rank")
 ARM_COLUMNS = ("example_id", "retrieved")
@@ -76,11 +78,21 @@ class ArmLists:
     queries: np.ndarray
     rows: np.ndarray
     lists: object  # a pyarrow ListArray of non-empty text, no missing list or item
+    query_rank: np.ndarray | None = None  # list i's query is the run's query_rank[i]-th, sorted
 
     def top(self, k: int) -> tuple[np.ndarray, object]:
         """The length of each list cut at k, and the cut lists' ids flattened, in list order."""
         import pyarrow.compute as pc
+        lengths, ids = _lengths_and_ids(self.lists)
+        if lengths.max(initial=0) <= k:  # e.g. read to depth k: a cut would copy every id again
+            return lengths, ids
         return _lengths_and_ids(pc.list_slice(self.lists, 0, k))
+
+    def cut(self, depth: int) -> "ArmLists":
+        """The lists cut at ``depth``, their ids copied: the cut lists hold none of the
+        uncut lists' buffers, which can then be freed (10^8 ids → 10^7 at depth 10)."""
+        import pyarrow.compute as pc
+        return ArmLists(self.queries, self.rows, pc.list_slice(self.lists, 0, depth), self.query_rank)
 
     def entries(self) -> pd.DataFrame:
         import pyarrow as pa
@@ -104,7 +116,8 @@ class RankedRun:
     including those whose list is empty; ``candidates`` (``query_id``, ``doc_id``) is the pool
     the arm says it ranked, when its file carries a ``candidates`` column. ``lists`` holds an
     arm run read as Arrow lists (``ArmLists``), from which ``entries`` is built only when a
-    caller asks for it.
+    caller asks for it. ``depth``, when set, is the rank past which entries were dropped
+    after validation (``from_frame``); None when the run is whole.
     """
 
     queries: np.ndarray
@@ -112,6 +125,7 @@ class RankedRun:
     file: str
     lists: ArmLists | None = None
     table: pd.DataFrame | None = field(default=None, repr=False)
+    depth: int | None = None
 
     @cached_property
     def entries(self) -> pd.DataFrame:
@@ -119,8 +133,15 @@ class RankedRun:
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, file: str = "run",
-                   goldens: Iterable[str] | None = None) -> "RankedRun":
-        """A long run (``query_id, doc_id, rank``) or an arm run (``example_id, retrieved``)."""
+                   goldens: Iterable[str] | None = None, depth: int | None = None) -> "RankedRun":
+        """A long run (``query_id, doc_id, rank``) or an arm run (``example_id, retrieved``).
+
+        ``depth``: keep only the entries ranked at or above it, once the whole run is
+        validated. For a caller that scores at k ≤ depth and needs nothing deeper (the pool
+        check reads every entry): a 10^6 × 100 arm run then holds 10^7 ids at depth 10, not
+        10^8, once its frame is dropped (issue 31).
+        """
+        depth = None if depth is None else check_depth(depth)
         _check_frame(frame, file)
         if "retrieved" in frame.columns or "example_id" in frame.columns:
             ranked, queries = _validated(frame, "arm", lambda: _arm_entries(frame, file))
@@ -133,8 +154,10 @@ class RankedRun:
             _check_goldens(queries, frame, query_column, goldens, file)
         candidates = arm_candidates(frame, file=file) if "candidates" in frame.columns else None
         if isinstance(ranked, ArmLists):
-            return cls(queries, candidates, file, lists=ranked)
-        return cls(queries, candidates, file, table=ranked)
+            return cls(queries, candidates, file, lists=ranked if depth is None else ranked.cut(depth),
+                       depth=depth)
+        return cls(queries, candidates, file, table=ranked if depth is None else
+                   ranked[ranked["rank"].to_numpy() <= depth], depth=depth)
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,6 +192,13 @@ class Judgements:
         if len(self.sources) > 1:  # one judgement per (query, doc, source): repeats only across sources
             relevant = relevant[~repeated_rows(relevant["query_id"], relevant["doc_id"])]
         return relevant.reset_index(drop=True)
+
+
+def check_depth(depth) -> int:
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1:
+        raise ValueError(f"depth must be a whole number of at least 1 (the deepest rank kept), "
+                         f"got {depth!r}")
+    return int(depth)
 
 
 def long_run(frame: pd.DataFrame, *, file: str = "run") -> pd.DataFrame:
@@ -304,8 +334,10 @@ def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame | ArmList
     _refuse_repeats(pd.DataFrame({"example_id": queries}), frame, ["example_id"], file,
                     "example_id", "the same example appears twice", "keep one row per example")
     lists = _arrow_lists(frame, queries, "retrieved")
-    ranked = lists if lists is not None else _explode_items(frame, queries, "retrieved", file)
-    return ranked, sorted_distinct(queries, distinct=True)  # repeats were refused above
+    ordered, ranks = sorted_with_ranks(queries)  # distinct: repeats were refused above
+    ranked = dataclasses.replace(lists, query_rank=ranks) if lists is not None else \
+        _explode_items(frame, queries, "retrieved", file)
+    return ranked, ordered
 
 
 def _explode(frame: pd.DataFrame, queries: np.ndarray, column: str, file: str) -> pd.DataFrame:
