@@ -168,6 +168,13 @@ def _queries(runs: dict, judged) -> np.ndarray:
     return sorted_union(judged, *(r.queries for r in runs.values()))
 
 
+def _answered(queries: np.ndarray, run) -> np.ndarray:
+    """Which of ``queries`` (``_queries``: a union that holds every run's own) the run answers."""
+    if len(run.queries) == len(queries):  # every query scored: no lookup of 10^6 texts
+        return np.ones(len(queries), bool)
+    return isin(pd.Index(np.asarray(queries, dtype=object)), run.queries)
+
+
 def _sources(judgements: Judgements) -> tuple[str, ...]:
     labelled = judgements.sources
     return labelled + ((POOLED,) if len(labelled) > 1 else ())
@@ -188,7 +195,7 @@ def retrieval_coverage(run, qrels, *, settings: RetrievalSettings | None = None,
     runs, judgements = {arm: _run(run, arm)}, _judgements(qrels)
     queries = _queries(runs, judgements.queries)
     index = pd.Index(np.asarray(queries, dtype=object))
-    in_run = isin(index, runs[arm].queries)
+    in_run = _answered(queries, runs[arm])
     records = []
     for source in _sources(judgements):
         positives = judgements.positives(None if source == POOLED else source)
@@ -216,7 +223,7 @@ def _score_arms(runs: dict, judgements: Judgements, settings: RetrievalSettings,
     metrics = {arm: {} for arm in runs}
     summaries = {arm: [] for arm in runs}
     coverage, groups, masks = [], [], {}
-    in_run = {arm: isin(pd.Index(queries), run.queries) for arm, run in runs.items()}
+    in_run = {arm: _answered(queries, run) for arm, run in runs.items()}
     for source in sources:
         positives = judgements.positives(None if source == POOLED else source)
         is_judged = isin(pd.Index(queries), _judged_by(judgements, source))
