@@ -84,6 +84,18 @@ def test_broken_lines_are_still_named_by_number(tmp_path, text, row):
     assert raised.value.row == row and raised.value.file == "runs/x/broken.jsonl"
 
 
+@pytest.mark.parametrize("content, fast", [
+    (b'{"a": 1}\n{"a": 2}\n', True), (b'{"a": 1}\n{"a": 2}', True),
+    (b'{"a": 1}\n\n{"a": 2}\n', False),                  # a blank line pyarrow would skip
+    (b'{"a": 1}\n {"a": 2}\n', False), (b'{"a": 1}\n{"a": 2}\n\n', False),
+    (b'{"a": 1}\n\n{"a": 2} {"a": 3}\n', False),         # a skipped line made up by two on one
+])
+def test_only_files_whose_every_line_opens_an_object_take_the_fast_path(tmp_path, content, fast):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(content)
+    assert (read_jsonl_columns(path) is not None) == fast
+
+
 @pytest.mark.parametrize("content", [
     b'{"example_id": "a"}\n{"example_id": "caf\xe9"}\n',                     # bad UTF-8
     b'{"example_id": "a"}\n' + b'{"x": ' * 100_000 + b"1" + b"}" * 100_000 + b"\n",  # deep
