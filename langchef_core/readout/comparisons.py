@@ -30,15 +30,15 @@ def seed_analysis(design: Design, scores: ItemScores):
 
 
 def seeded_primary(design: Design, scores: ItemScores) -> ContinuousComparison:
-    """The primary comparison of a seeded design, from the seed-aware interval and its own
-    t test (same variance, same df). Refused seeds (identical outputs: one checkpoint
-    re-run) stop the readout with their reason."""
+    """The primary comparison of a seeded design, from the seed-aware interval and the t test
+    that agrees with it (``SeedComparison.p_value_method``). Refused seeds (identical
+    outputs: one checkpoint re-run) stop the readout with their reason."""
     analysis = seed_analysis(design, scores)
     if analysis.refused:
         raise InputError("; ".join(analysis.gate_reasons))
     seeded = analysis.comparison
     p_value = seeded.p_value
-    method = f"t test from the golden × seed ANOVA ({seeded.df:.1f} df)"
+    method = seeded.p_value_method
     warnings = (seeded.note,) if seeded.note else ()
     return ContinuousComparison(
         n=seeded.n, difference=seeded.difference, low=seeded.low, high=seeded.high, p_value=p_value,

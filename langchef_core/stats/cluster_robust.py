@@ -200,7 +200,8 @@ def _weighted_df(scale: np.ndarray, sizes: np.ndarray, per_slice: np.ndarray, rh
 def cluster_sums(change: np.ndarray, codes: np.ndarray):
     """The differences sorted by cluster (and value, so sums ignore row order), and each
     cluster's total, sum of squares and size."""
-    if np.all((change == 0) | (change == 1) | (change == -1)):
+    # (−0.0 keeps the sort, which keeps its sign.)
+    if change.size and np.all((change == 1) | (change == -1) | ((change == 0) & ~np.signbit(change))):
         return _flip_cluster_sums(change, codes)
     order = np.lexsort((change, codes))
     codes_sorted, change_sorted = codes[order], change[order]

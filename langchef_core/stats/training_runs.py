@@ -30,23 +30,19 @@ if the model were trained again. So an arm may be a set of independently trained
   df rise far above k − 1 and the interval is too short (real-valued scores, 2 v 2 seeds:
   90–93% coverage at seed sds (0, 0.2–1.0)). So the half-width is never below that of the t
   interval from either arm's seed means alone, t_{k_a−1} · √(s_a²/k_a − ½ MSE_a/(n k_a)),
-  which is exact as that arm's seed variance grows (``SEED_ONLY_NOISE_REMOVED``; the p value
-  is the largest of the tests, so it agrees with the interval). Real-valued scores then cover
-  93.7–99.4% over seed sds 0–1.0 in one arm, the other or both at 2 / 3 / 5 seeds (R = 1500
-  per cell). Without seed variance, pass/fail seeds are 4.7× / 1.74× / 1.25× as wide as a
-  golden-only t interval at 2 / 3 / 5 seeds per arm (the df rule alone: 4.1× / 1.7× /
-  1.25×; the whole mean square at k − 1 df before issue 28: 6.2× / 3.1× / 1.7×), real-valued
-  seeds 3.15× / 1.24× / 1.06× (df rule alone 1.77× / 1.20× / 1.06×, which is below what any
-  interval covering 93.5% at every seed sd can reach at 2 seeds, 2.2×:
-  ``benchmarks/seed_width_bound.py``).
+  exact as that arm's seed variance grows (``SEED_ONLY_NOISE_REMOVED``; p is the largest of
+  the tests, so it agrees with the interval, and ``interval_method`` / ``p_value_method``
+  name the bound that set them). Real-valued scores then cover 93.7–99.4% over seed sds
+  0.05–1.0 in one arm, the other or both at 2 / 3 / 5 seeds (R = 1500 per cell); the widths
+  without seed variance are in README "Statistics" (2 seeds: no interval covering 93.5% at
+  every seed sd can be as narrow as the df rule alone, ``benchmarks/seed_width_bound.py``).
   The percentile two-level bootstrap it replaces had 15% false positives at 2 v 2 seeds with
-  real seed variance and was 1.3–1.5× too wide without it. What 2 seeds per arm can
-  support is stated in ``SeedComparison.note``: with 1 seed df per arm t_{0.975, 1} = 12.7,
-  so only large effects. With clusters (users) the same interval is used with the
-  golden part cluster-robust: the CR2 variance of the mean paired difference with its
-  Bell–McCaffrey df (``cluster_robust``), and each seed mean's residual noise from the
-  residuals' cluster totals (``seed_t_interval``). The two-level percentile bootstrap it
-  replaces (clusters, then seeds) gave 6–12% false positives at 10–40 clusters.
+  real seed variance. What 2 seeds per arm can support is stated in ``SeedComparison.note``
+  (t_{0.975, 1} = 12.7: only large effects). With clusters (users) the golden part is
+  cluster-robust: the CR2 variance of the mean paired difference with its Bell–McCaffrey
+  df (``cluster_robust``), each seed mean's residual noise from the residuals' cluster
+  totals (``seed_t_interval``); the two-level bootstrap it replaces gave 6–12% false
+  positives at 10–40 clusters.
 
 Re-running one checkpoint is not retraining it. Two "seeds" of one arm with identical
 outputs on every golden (or, when outputs are not given, identical outcomes on every golden)
@@ -124,7 +120,7 @@ class SeedComparison(Record):
     verdict: str
     noninferiority: str | None
     margin: float | None
-    detection_limit: float    # (t_{df,1−α/2} + t_{df,power}) · se, widened with the interval
+    detection_limit: float    # half-width + t_{df,power} · se
     alpha: float
     power: float
     resamples: int
@@ -132,6 +128,7 @@ class SeedComparison(Record):
     resampling: str
     p_value: float            # t test of a zero difference (same variance and df)
     df: float
+    p_value_method: str
     interval_method: str
     note: str | None          # what this many seeds can and cannot support
 
@@ -204,19 +201,18 @@ def compare_seeds(baseline: Mapping, variant: Mapping, *, baseline_outputs: Mapp
         scores, codes = scores[:, order], codes[order]
     anova = seed_t_interval(scores[:k_b], scores[k_b:], alpha=alpha, codes=codes)
     low, high, p_value, df = anova.low, anova.high, anova.p_value, anova.df
-    quantile, power_quantile = float(t_quantile(1 - alpha / 2, df)), float(t_quantile(power, df))
-    limit = anova.se * (quantile + power_quantile)
-    if anova.half_width > quantile * anova.se:  # a seed-only bound set the interval: widen alike
-        limit = anova.half_width * (1 + power_quantile / quantile)
-    if codes is None:
-        method = (f"t interval from the golden × seed ANOVA, Satterthwaite {df:.1f} df "
-                  f"({SEED_TERM_RULE})")
-        resampling = "none: analytic variance from the golden × seed ANOVA of both arms"
-    else:
-        method = (f"t interval from the golden × seed ANOVA with the golden part cluster-robust "
-                  f"(CR2, {int(codes.max()) + 1} clusters), Satterthwaite {df:.1f} df "
-                  f"({SEED_TERM_RULE})")
-        resampling = "none: analytic variance, clusters through the CR2 golden part"
+    # The effect that "|D̂| > half-width" reads with the design's power: half-width + t_power · se.
+    limit = anova.half_width + float(t_quantile(power, df)) * anova.se
+    robust = "" if codes is None else \
+        f" with the golden part cluster-robust (CR2, {int(codes.max()) + 1} clusters)"
+    method = f"t interval from the golden × seed ANOVA{robust}, Satterthwaite {df:.1f} df ({SEED_TERM_RULE})"
+    resampling = "none: analytic variance from the golden × seed ANOVA of both arms" if codes is None \
+        else "none: analytic variance, clusters through the CR2 golden part"
+    if anova.widened_by is not None:
+        method += (f"; width set by the {anova.widened_by}'s seed-only t interval "
+                   f"({anova.widened_df} df)")
+    p_method = f"t test from the golden × seed ANOVA ({df:.1f} df)" if anova.p_from is None else \
+        f"the {anova.p_from}'s seed-only t test (larger p than the ANOVA t test's)"
     # Fewer than 5 clusters: reported, never decided (the rule of every clustered verdict).
     too_few = None if codes is None else cluster_floor(int(codes.max()) + 1)
     no_spread = ("every golden and seed gives the same difference (to within rounding): a "
@@ -230,7 +226,8 @@ def compare_seeds(baseline: Mapping, variant: Mapping, *, baseline_outputs: Mapp
         noninferiority=noninferiority_from_interval(*decisive, margin), margin=margin,
         detection_limit=limit, alpha=alpha, power=power, resamples=resamples,
         seed=None if isinstance(seed, np.random.Generator) else int(seed),
-        resampling=resampling, p_value=p_value, df=df, interval_method=method,
+        resampling=resampling, p_value=p_value, df=df, p_value_method=p_method,
+        interval_method=method,
         note="; ".join(filter(None, (too_few, no_spread, few_seeds_note(k_b, k_v)))) or None)
     return SeedAnalysis(baseline=spreads["baseline"], variant=spreads["variant"], refusals=(),
                         refused=False, comparison=comparison, gate_reasons=())
@@ -245,6 +242,9 @@ class SeedInterval:
     df: float
     se: float
     half_width: float     # t_{df} · se, or an arm's seed-only half-width where that is wider
+    widened_by: str | None = None  # "baseline" or "variant" when its seed-only bound is wider
+    widened_df: int | None = None  # that bound's df, k − 1
+    p_from: str | None = None      # the arm whose seed-only t test gave the (largest) p, if any
 
 
 def seed_t_interval(baseline: np.ndarray, variant: np.ndarray, *, alpha: float,
@@ -270,20 +270,25 @@ def seed_t_interval(baseline: np.ndarray, variant: np.ndarray, *, alpha: float,
         robust = cluster_robust_t(np.bincount(codes, weights=pairs), np.bincount(codes),
                                   np.bincount(codes, weights=pairs**2), alpha=alpha)
         golden, golden_df = robust.se**2, robust.df
-    terms = [_seed_terms(scores, n, codes) for scores in (baseline, variant)
-             if scores.shape[0] >= 2]  # an arm with one run is a fixed system
+    labelled = [(arm, _seed_terms(scores, n, codes)) for arm, scores in
+                (("baseline", baseline), ("variant", variant)) if scores.shape[0] >= 2]
+    terms = [term for _, term in labelled]  # an arm with one run is a fixed system
     fewest = min(term.seeds for term in terms)
     se = math.sqrt(golden + sum(term.seed_variance for term in terms))
     df = _seed_df(golden, golden_df, terms, fewest)
     half_width = float(t_quantile(1 - alpha / 2, df)) * se
     p_value = _t_p_value(difference, se, df)
-    for term in terms:  # never narrower than one arm's seed means alone (SEED_ONLY_NOISE_REMOVED)
+    widened = p_from = None
+    for arm, term in labelled:  # never narrower than one arm's seed means alone (SEED_ONLY_NOISE_REMOVED)
         seed_only_se = math.sqrt(term.seed_only_variance)
-        seed_only_quantile = float(t_quantile(1 - alpha / 2, term.seeds - 1))
-        half_width = max(half_width, seed_only_quantile * seed_only_se)
-        p_value = max(p_value, _t_p_value(difference, seed_only_se, term.seeds - 1))
-    return SeedInterval(difference, difference - half_width, difference + half_width,
-                        p_value, df, se, half_width)
+        seed_only_half = float(t_quantile(1 - alpha / 2, term.seeds - 1)) * seed_only_se
+        if seed_only_half > half_width:
+            half_width, widened = seed_only_half, (arm, term.seeds - 1)
+        seed_only_p = _t_p_value(difference, seed_only_se, term.seeds - 1)
+        if seed_only_p > p_value:
+            p_value, p_from = seed_only_p, arm
+    return SeedInterval(difference, difference - half_width, difference + half_width, p_value,
+                        df, se, half_width, *(widened or (None, None)), p_from)
 
 
 def _t_p_value(difference: float, se: float, df: float) -> float:
@@ -301,13 +306,11 @@ def _t_p_value(difference: float, se: float, df: float) -> float:
 # the seed-only bound below as well.
 NOISE_SHARE_LEVEL = 0.20
 NEGATIVE_SEED_FLOOR = 0.5
-# The share c of an arm's residual noise taken out of its seed-only t interval,
-# t_{k−1} · √(MS_seed/(n k) − c · MSE/(n k)), the floor on the half-width that covers when one
-# arm's seed means landed close together by chance (module docstring); the golden term
-# carries that noise already. c = 1 (the unbiased seed variance) lets 2 v 2 coverage fall to
+# The share c of an arm's residual noise (carried by the golden term already) taken out of
+# its seed-only t interval t_{k−1} · √(MS_seed/(n k) − c · MSE/(n k)). c = 1 lets 2 v 2 cover
 # 92.9 ± 0.6% at seed sds (0, 0.2) (R = 2000); c = 0 makes 2 v 2 seeds without seed variance
-# 5.4× (pass/fail) / 4.0× (real-valued) as wide as a golden-only interval, c = ½ 4.7× / 3.2×
-# with ≥ 94.4% coverage over a normal-theory grid of one-arm seed variances (issue 28).
+# 5.4× / 4.0× (pass/fail / real-valued) a golden-only interval, c = ½ 4.7× / 3.2× with ≥ 94.4%
+# coverage over a normal-theory grid of one-arm seed variances (issue 28).
 SEED_ONLY_NOISE_REMOVED = 0.5
 
 

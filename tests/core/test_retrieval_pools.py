@@ -32,6 +32,16 @@ def test_identical_pool_file_and_retrieval_inside_it_passes():
     assert check.to_dict()["differing_queries"] == []
 
 
+def test_a_run_read_to_a_depth_is_refused_by_the_pool_check():
+    """Past the depth a doc outside the pool would go unseen (here "outside" at rank 2)."""
+    frame = pd.DataFrame({"example_id": ["q1", "q2"], "retrieved": [["a", "outside"], ["z"]]})
+    cut = lc.RankedRun.from_frame(frame, depth=1)
+    with pytest.raises(ValueError, match="read to a depth"):
+        lc.check_pools(cut, arm([("q1", ["c"]), ("q2", ["y"])]), pool=POOL, pool_kind="sampled")
+    assert not lc.check_pools(lc.RankedRun.from_frame(frame), arm([("q1", ["c"]), ("q2", ["y"])]),
+                              pool=POOL, pool_kind="sampled").passed
+
+
 def test_arms_bringing_different_candidates_fail_naming_the_first_queries():
     base = arm([("q1", ["a"]), ("q2", ["x"]), ("q3", ["m"])],
                candidates=[["a", "b"], ["x", "y"], ["m", "n"]])

@@ -101,7 +101,7 @@ def test_seed_variance_in_one_arm_or_both(seeds):
     the Satterthwaite df alone got wrong. One arm's seed means can land close together by
     chance; then the golden term dominates, the df rise far above k − 1 and the interval is
     too short for a difference that carries that arm's whole seed variance (2 v 2, seed sds
-    (0, 0.2–1.0): 90–93% before the seed-only bound, 3 v 3 93–94%). R = 1500 per cell:
+    (0, 0.2–1.0): 90–93% before the seed-only bound, 3 v 3 93.9–95.5%). R = 1500 per cell:
     MC se ≈ 0.55 point, so a cell whose true coverage is 95% falls below 93.5% about once in
     300; a true 92% (the old 2 v 2 cells) passes about once in 200."""
     reps = 1500

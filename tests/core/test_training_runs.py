@@ -145,8 +145,13 @@ def test_an_arm_whose_seed_means_landed_close_sets_the_width_with_its_own_t():
     comparison = lc.compare_seeds({f"seed{k}": row for k, row in enumerate(baseline, 1)},
                                   {f"seed{k}": row for k, row in enumerate(variant, 1)}).comparison
     assert comparison.high - comparison.low == pytest.approx(2 * half, rel=1e-9)
+    # the effect "|D̂| > half" reads 80% of the time: half + t_{0.80} · se (approximately)
     assert comparison.detection_limit == pytest.approx(
-        half * (1 + stats.t.ppf(0.80, result.df) / stats.t.ppf(0.975, result.df)), rel=1e-9)
+        half + stats.t.ppf(0.80, result.df) * result.se, rel=1e-9)
+    # and both method texts name the bound that set them
+    assert result.widened_by == "variant" and result.widened_df == 1
+    assert comparison.interval_method.endswith("; width set by the variant's seed-only t interval (1 df)")
+    assert comparison.p_value_method == "the variant's seed-only t test (larger p than the ANOVA t test's)"
 
 
 def test_without_seed_variance_three_seeds_are_not_three_times_a_golden_only_interval():
@@ -311,3 +316,13 @@ def test_seed_aware_interval_covers_where_a_golden_only_interval_does_not():
     # means carry golden noise into the seed level too), 0.717 golden-only.
     assert np.mean(seed_aware) >= 0.93
     assert np.mean(golden_only) <= 0.85
+
+
+def test_without_a_binding_seed_only_bound_the_methods_name_the_anova():
+    rng = np.random.default_rng(5)
+    shared = rng.normal(0, 1, 200)
+    arms = [{f"seed{k}": shared + rng.normal(0, 0.5, 200) + shift for k in range(1, 6)}
+            for shift in (0.0, 0.1)]
+    comparison = lc.compare_seeds(*arms).comparison
+    assert "seed-only" not in comparison.interval_method
+    assert comparison.p_value_method == f"t test from the golden × seed ANOVA ({comparison.df:.1f} df)"

@@ -58,6 +58,10 @@ def check_pools(baseline: RankedRun, variant: RankedRun, *, pool: pd.DataFrame |
                 arms: tuple[str, str] = ("baseline", "variant")) -> PoolCheck:
     """Did both arms rank the same candidates for every query, and only those?"""
     pool_kind = check_pool_kind(pool_kind)
+    cut = [run.file for run in (baseline, variant) if run.depth is not None]
+    if cut:  # the check reads every entry: a doc outside the pool past the depth would pass
+        raise ValueError(f"the run {cut[0]!r} was read to a depth (RankedRun.from_frame(depth=…)); "
+                         "check pools on runs read whole")
     shared = None if pool is None else candidate_pool(pool, file=pool_file)
     runs = dict(zip(arms, (baseline, variant)))
     pools = {arm: run.candidates if run.candidates is not None else shared for arm, run in runs.items()}
