@@ -86,22 +86,21 @@ def completeness_check(design: Design, goldens: pd.DataFrame, runs: dict[str, pd
     check = rules.arms_match_design(design, {arm: next(iter(seeds.values())) for arm, seeds in grouped.items()})
     if not check.passed:
         return check
-    checked = set()
-    for arm, seeds in grouped.items():
-        for seed, frame in seeds.items():
-            pair = {other: frame if other == arm else next(iter(grouped[other].values()))
-                    for other in design.arm_names}
-            labels = {other: files.get(f"{arm}@{seed}" if seed and other == arm else other, other)
-                      for other in design.arm_names}
-            # Without seeds every arm's turn is the same pair of files under the same names:
-            # checked once (each check hashes every id of both runs: seconds at 10^6 goldens).
-            key = tuple((id(pair[other]), labels[other]) for other in design.arm_names)
-            if key in checked:
-                continue
-            checked.add(key)
-            check = rules.runs_are_complete(design, goldens, pair, files=labels, goldens_file=goldens_file)
-            if not check.passed:
-                return _naming_seed(check, labels[arm]) if seed else check
+    # Every run file once, beside the other arms' first files: the first files together, then
+    # each further seed (each check hashes every id of both runs: seconds at 10^6 goldens).
+    first = {arm: next(iter(seeds)) for arm, seeds in grouped.items()}
+    turns = [first] + [{**first, arm: seed} for arm, seeds in grouped.items() for seed in list(seeds)[1:]]
+    for turn in turns:
+        names = {arm: f"{arm}@{seed}" if seed else arm for arm, seed in turn.items()}
+        labels = {arm: files.get(name, name) for arm, name in names.items()}
+        check = rules.runs_are_complete(design, goldens, {arm: grouped[arm][seed] for arm, seed in turn.items()},
+                                        files=labels, goldens_file=goldens_file)
+        if not check.passed:
+            # The rule names the arm; with seeds, say which seed's file it was.
+            details = check.details or {}
+            failed = [arm for arm in (details.get("missing") or [details.get("arm")])
+                      if turn.get(arm)]
+            return _naming_seed(check, ", ".join(labels[arm] for arm in failed)) if failed else check
     return check
 
 

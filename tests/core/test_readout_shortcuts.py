@@ -131,3 +131,27 @@ def test_isin_reads_an_arrow_text_array_without_python_strings():
     unique = pd.Series(["d", "b", "b"], dtype="str").unique()  # an ArrowStringArray
     assert isinstance(unique, pd.api.extensions.ExtensionArray)
     assert isin(ids, unique).tolist() == [False, True, False, True]
+
+
+def test_the_other_arms_short_first_seed_is_named_not_the_looped_one():
+    """Before, the first check labelled the other arm by its bare name and prefixed the
+    sentence with the looped arm's seed file, naming a file that was complete."""
+    runs = {"base@seed1": arm(), "base@seed2": arm(), "rerank@seed1": arm(["q1", "q2"]),
+            "rerank@seed2": arm()}
+    files = {name: f"runs/rerank/{name}.jsonl" for name in runs}
+    check = completeness_check(design(), goldens(), runs, files, "goldens/qa.jsonl")
+    assert not check.passed and check.sentence.startswith("runs/rerank/rerank@seed1.jsonl: ")
+    assert "base@seed" not in check.sentence
+
+
+def test_seeded_runs_check_each_file_once_beside_the_other_arms_first(monkeypatch):
+    calls = []
+    rule = gates.runs_are_complete
+    monkeypatch.setattr(gates, "runs_are_complete", lambda *a, **k: calls.append(k["files"]) or rule(*a, **k))
+    runs = {"base@seed1": arm(), "base@seed2": arm(), "rerank@seed1": arm(), "rerank@seed2": arm(),
+            "rerank@seed3": arm()}
+    files = {name: f"{name}.jsonl" for name in runs}
+    assert completeness_check(design(), goldens(), runs, files, "goldens/qa.jsonl").passed
+    assert [sorted(call.values()) for call in calls] == [
+        ["base@seed1.jsonl", "rerank@seed1.jsonl"], ["base@seed2.jsonl", "rerank@seed1.jsonl"],
+        ["base@seed1.jsonl", "rerank@seed2.jsonl"], ["base@seed1.jsonl", "rerank@seed3.jsonl"]]
