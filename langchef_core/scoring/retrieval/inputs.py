@@ -83,9 +83,9 @@ class ArmLists:
     def top(self, k: int) -> tuple[np.ndarray, object]:
         """The length of each list cut at k, and the cut lists' ids flattened, in list order."""
         import pyarrow.compute as pc
-        lengths, ids = _lengths_and_ids(self.lists)
+        lengths = pc.list_value_length(self.lists).to_numpy().astype(np.int64)
         if lengths.max(initial=0) <= k:  # e.g. read to depth k: a cut would copy every id again
-            return lengths, ids
+            return lengths, pc.list_flatten(self.lists)
         return _lengths_and_ids(pc.list_slice(self.lists, 0, k))
 
     def cut(self, depth: int) -> "ArmLists":

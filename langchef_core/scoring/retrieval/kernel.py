@@ -119,9 +119,8 @@ def count_hits(lists: RankedLists, positive_query, positive_doc, *, k: int) -> Q
     n_retrieved = np.zeros(n_queries, np.int64)
     discount = rank_discounts(k)
 
-    is_positive_doc = _positive_doc_table(pd_, doc_bound, int(np.minimum(np.diff(lists.offsets), k).sum())) \
-        if remap is None else None
     take = np.minimum(np.diff(lists.offsets), k)
+    is_positive_doc = _positive_doc_table(pd_, doc_bound, int(take.sum())) if remap is None else None
     for q0, q1 in _blocks(take):
         block = _block_entries(lists, take, q0, q1)
         query, rank, doc = block
