@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from ..inputs.ids import isin
+from ..inputs.ids import isin, repeated_rows
 from ..inputs.errors import InputError
 from ..stats.sequential import MIN_SEQUENTIAL
 from .approval import Approval
@@ -151,7 +151,7 @@ def runs_are_complete(design: Design, goldens: pd.DataFrame,
             raise InputError("missing column", file=label, column="example_id",
                              hint="give every row the example_id of the golden it answers")
         ids = frame["example_id"].astype(str)
-        repeated = ids[ids.duplicated()]
+        repeated = ids[repeated_rows(ids)]  # pandas' duplicated, proved absent by fingerprints first
         if len(repeated):
             row = int(repeated.index[0])
             sentence = InputError(f"example_id {repeated.iloc[0]!r} appears more than once "

@@ -569,3 +569,43 @@ def test_read_input_unreadable_file(tmp_path):
 def test_read_input_missing_file(tmp_path):
     with pytest.raises(SchemaViolation, match="qrels/qa.jsonl: file not found"):
         read_input(tmp_path / "nowhere.jsonl", "qrels", label=QRELS)
+
+
+# --- unique ids and keys by the fast route ------------------------------------------------------
+
+def _by_pandera_alone(frame, kind, file):
+    """What the full pandera schema returns or refuses, without the fast uniqueness route."""
+    from pandera.errors import SchemaErrors
+
+    from langchef_core.inputs.schemas.failures import translate
+    schema = schema_for(kind)
+    try:
+        return schema.validate(frame, lazy=True), None
+    except SchemaErrors as errors:
+        return None, SchemaViolation(translate(errors, schema, file=file, design_columns=()))
+
+
+@pytest.mark.parametrize("kind", ["goldens", "qrels"])
+def test_unique_ids_and_keys_are_judged_as_pandera_judges_them(kind):
+    """Random tables with and without repeated ids or (query, doc) pairs, some repeated only
+    once numbers become text (7 and "7") and some with another failure too: the frame or
+    the failure table is exactly the full schema's."""
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        n = int(rng.integers(1, 12))
+        ids = [str(i) if rng.random() < 0.5 else int(i) for i in rng.integers(0, 3 * n if trial % 2 else 100, n)]
+        if kind == "goldens":
+            records = [{"example_id": i, "input": "x"} for i in ids]
+        else:
+            docs = rng.integers(0, 3, n)
+            records = [qrel(i, f"d{d}", int(rng.integers(0, 2))) for i, d in zip(ids, docs)]
+        if trial % 5 == 0:  # another failure beside any repeat
+            records[-1] = {**records[-1], ("input" if kind == "goldens" else "relevant"): [1]}
+        frame = table(records)
+        expected, refused = _by_pandera_alone(frame.copy(), kind, "t.jsonl")
+        if refused is None:
+            pd.testing.assert_frame_equal(validate_table(frame, kind, file="t.jsonl"), expected)
+        else:
+            with pytest.raises(SchemaViolation) as caught:
+                validate_table(frame, kind, file="t.jsonl")
+            assert rows_of(caught.value) == rows_of(refused) and str(caught.value) == str(refused)

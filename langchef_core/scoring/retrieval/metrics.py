@@ -149,11 +149,13 @@ def retrieval_metrics(run, qrels, *, k: int = 10, source: str | None = None) -> 
 
 
 def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int,
-              queries=None) -> tuple[np.ndarray, QueryMetrics]:
+              queries=None, positive_query: np.ndarray | None = None) -> tuple[np.ndarray, QueryMetrics]:
     """Code a validated run and its positives into integers and score them with the kernel.
 
     The queries scored are ``queries`` when given, else the union of the run's and the judged
-    queries, sorted; the result's arrays follow that order.
+    queries, sorted; the result's arrays follow that order. ``positive_query``, when given,
+    is each positive's query code among ``queries`` (-1: not scored), as
+    ``Judgements.over`` has it: every arm of a readout shares it.
     """
     if run.depth is not None and k > run.depth:
         raise ValueError(f"the run {run.file!r} keeps ranks 1-{run.depth} only (depth={run.depth}); "
@@ -161,11 +163,13 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
     if queries is None:
         queries = sorted_union(run.queries, judged_queries)
     queries = np.asarray(queries, dtype=object)
-    index = pd.Index(queries)
-    positive_query = positions_in(positives["query_id"], index)
+    index = _LazyIndex(queries)
+    if positive_query is None:
+        positive_query = positions_in(positives["query_id"], index.get())
     scored = positive_query >= 0  # positives of queries outside ``queries`` are not scored
-    positives, positive_query = positives[scored], positive_query[scored]
-    lists = _arm_lists(run, queries, index, k) if run.lists is not None else _long_lists(run, index)
+    if not scored.all():
+        positives, positive_query = positives[scored], positive_query[scored]
+    lists = _arm_lists(run, queries, index, k) if run.lists is not None else _long_lists(run, index.get())
     # Only whether a listed doc is one of the query's positives matters (the kernel keeps a
     # repeated doc once among the hits), so every other doc shares one code.
     positive_block = lists.block_of_query[positive_query]
@@ -174,7 +178,20 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
     _one_code_for_other_docs(run_docs, positive_block, lists.block_bounds)
     counts = count_hits(ranked_lists(lists.offsets, run_docs[lists.order], lists.ranks),
                         positive_query, positive_docs, k=k)
-    return index.to_numpy(), QueryMetrics.from_counts(counts)
+    return queries, QueryMetrics.from_counts(counts)
+
+
+class _LazyIndex:
+    """A pandas Index of the scored queries, built only when a lookup needs it (0.1 s at
+    10^6 queries, and an arm run that answers exactly them needs none)."""
+
+    def __init__(self, queries: np.ndarray):
+        self.queries, self._index = queries, None
+
+    def get(self) -> pd.Index:
+        if self._index is None:
+            self._index = pd.Index(self.queries)
+        return self._index
 
 
 def _one_code_for_other_docs(run_docs: np.ndarray, positive_block: np.ndarray, block_bounds) -> None:
@@ -205,7 +222,7 @@ class _TextLists:
     block_bounds: np.ndarray
 
 
-def _list_query_codes(run: RankedRun, queries: np.ndarray, index: pd.Index) -> np.ndarray:
+def _list_query_codes(run: RankedRun, queries: np.ndarray, index: _LazyIndex) -> np.ndarray:
     """The query code of each of an arm run's lists. Usually the queries scored are the run's
     own (every arm answers the judged queries): then a list's code is its query's place
     among the run's sorted queries, known since the run was read (0.5 s at 10^6, issue 31)."""
@@ -213,15 +230,15 @@ def _list_query_codes(run: RankedRun, queries: np.ndarray, index: pd.Index) -> n
     if lists.query_rank is not None and queries.size == run.queries.size \
             and np.array_equal(queries, run.queries):
         return lists.query_rank
-    return _codes_of(pd.Series(lists.queries), index)  # Arrow text: looked up by pyarrow
+    return _codes_of(pd.Series(lists.queries), index.get())  # Arrow text: looked up by pyarrow
 
 
-def _arm_lists(run: RankedRun, queries: np.ndarray, index: pd.Index, k: int) -> _TextLists:
+def _arm_lists(run: RankedRun, queries: np.ndarray, index: _LazyIndex, k: int) -> _TextLists:
     """An arm run's lists cut at k (ranks past k never count), one per query code; a query
     the run did not answer gets an empty list."""
     query_code = _list_query_codes(run, queries, index)
     lengths, docs = run.lists.top(k)
-    by_code = np.zeros(index.size, np.int64)
+    by_code = np.zeros(queries.size, np.int64)
     by_code[query_code] = lengths  # one list per query: repeated examples were refused
     offsets = np.r_[0, np.cumsum(by_code)]
     order = np.argsort(query_code, kind="stable")
@@ -229,7 +246,7 @@ def _arm_lists(run: RankedRun, queries: np.ndarray, index: pd.Index, k: int) -> 
     shift = np.repeat(starts[order] - offsets[query_code[order]], lengths[order])
     # Blocks of consecutive lists in file order, whose entries are consecutive in ``docs``; a
     # query the run did not answer has no entries and joins block 0.
-    block_of_query = np.zeros(index.size, np.int64)
+    block_of_query = np.zeros(queries.size, np.int64)
     block_of_query[query_code] = np.arange(query_code.size) // LISTS_PER_BLOCK
     bounds = np.r_[starts[::LISTS_PER_BLOCK], lengths.sum()] if lengths.size else np.zeros(2, np.int64)
     return _TextLists(offsets, docs, shift + np.arange(shift.size, dtype=np.int64), None,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import isin, positions_in, sorted_union
+from ...inputs.ids import isin, sorted_union
 from ...stats._validation import check_alpha, check_power, check_resamples
 from ...stats.paired import compare_continuous
 from .chance import ChanceLevels, chance_levels
@@ -180,10 +180,8 @@ def _sources(judgements: Judgements) -> tuple[str, ...]:
     return labelled + ((POOLED,) if len(labelled) > 1 else ())
 
 
-def _judged_by(judgements: Judgements, source: str):
-    if source == POOLED:
-        return judgements.queries
-    return judgements.table.loc[judgements.table["source"] == source, "query_id"].unique()
+def _over(judgements: Judgements, queries: np.ndarray, source: str):
+    return judgements.over(queries, None if source == POOLED else source)
 
 
 def retrieval_coverage(run, qrels, *, settings: RetrievalSettings | None = None,
@@ -194,15 +192,14 @@ def retrieval_coverage(run, qrels, *, settings: RetrievalSettings | None = None,
     settings = settings or RetrievalSettings()
     runs, judgements = {arm: _run(run, arm)}, _judgements(qrels)
     queries = _queries(runs, judgements.queries)
-    index = pd.Index(np.asarray(queries, dtype=object))
     in_run = _answered(queries, runs[arm])
     records = []
     for source in _sources(judgements):
-        positives = judgements.positives(None if source == POOLED else source)
-        codes = positions_in(positives["query_id"], index)
+        judged = _over(judgements, queries, source)
+        codes = judged.positive_query
         n_positive = np.bincount(codes[codes >= 0], minlength=queries.size)
         records.append(_coverage(arm, source, settings.zero_positive, queries, n_positive, in_run,
-                                 isin(index, _judged_by(judgements, source))))
+                                 judged.judged))
     return tuple(records)
 
 
@@ -225,10 +222,11 @@ def _score_arms(runs: dict, judgements: Judgements, settings: RetrievalSettings,
     coverage, groups, masks = [], [], {}
     in_run = {arm: _answered(queries, run) for arm, run in runs.items()}
     for source in sources:
-        positives = judgements.positives(None if source == POOLED else source)
-        is_judged = isin(pd.Index(queries), _judged_by(judgements, source))
+        judged_here = _over(judgements, queries, source)
+        positives, is_judged = judged_here.positives, judged_here.judged
         for arm, run in runs.items():
-            _, metrics[arm][source] = score_run(run, positives, judged, k=settings.k, queries=queries)
+            _, metrics[arm][source] = score_run(run, positives, judged, k=settings.k, queries=queries,
+                                                positive_query=judged_here.positive_query)
         positives_per_query = metrics[next(iter(runs))][source].n_positive
         chance = _chance(pool_table, positives, queries, positives_per_query, settings.k)
         mask = positives_per_query > 0 if settings.zero_positive != "zero" else np.ones(queries.size, bool)
@@ -262,9 +260,11 @@ def _aggregate(values, metric: str, mask, policy: str) -> tuple[float | None, fl
     per_query = _policy_values(values.values(metric), mask, policy)
     numerator, denominator = values.micro_parts(metric)
     numerator = np.nan_to_num(numerator[mask])
-    pooled = math.fsum(np.sort(denominator[mask]))
-    micro = math.fsum(np.sort(numerator)) / pooled if pooled > 0 else None
-    return math.fsum(np.sort(per_query)) / per_query.size, micro
+    # fsum is the exactly rounded sum, the same in any order: no sort is needed for the
+    # same bytes whatever order the files list the queries in.
+    pooled = math.fsum(denominator[mask])
+    micro = math.fsum(numerator) / pooled if pooled > 0 else None
+    return math.fsum(per_query) / per_query.size, micro
 
 
 def _policy_values(values: np.ndarray, mask, policy: str) -> np.ndarray:
