@@ -23,6 +23,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 
 
 # From this many elements the function is called once per distinct value (bit pattern, so
@@ -37,7 +38,9 @@ def elementwise(function: Callable[[float], float], values) -> np.ndarray:
     if array.size < _DISTINCT_FROM:
         out = np.fromiter(map(function, array.ravel().tolist()), dtype=float, count=array.size)
         return out.reshape(array.shape)
-    bits, where = np.unique(np.ascontiguousarray(array).ravel().view(np.int64), return_inverse=True)
+    # Hashed, not sorted: the distinct patterns in order of first sight (a tenth of
+    # np.unique's time at 10^6 elements, issue 31); each gets the same value either way.
+    where, bits = pd.factorize(np.ascontiguousarray(array).ravel().view(np.int64))
     once = np.fromiter(map(function, bits.view(np.float64).tolist()), dtype=float, count=bits.size)
     return once[where].reshape(array.shape)
 
