@@ -7,6 +7,8 @@ what the paths they bypass answer.
   frame as the inner merge, and the merge still serves the cases the lookup cannot.
 - ``experiment.completeness_check`` checks a pair of run files under the same names once.
 - ``ids.isin`` asks pandas' hash engine when the candidate ids are distinct and complete.
+- Retrieval scoring skips reordering lists the file gives in query order, and takes each
+  positive's query code from ``Judgements.over``, shared by both arms and both steps.
 """
 
 from __future__ import annotations
@@ -155,3 +157,46 @@ def test_seeded_runs_check_each_file_once_beside_the_other_arms_first(monkeypatc
     assert [sorted(call.values()) for call in calls] == [
         ["base@seed1.jsonl", "rerank@seed1.jsonl"], ["base@seed2.jsonl", "rerank@seed1.jsonl"],
         ["base@seed1.jsonl", "rerank@seed2.jsonl"], ["base@seed1.jsonl", "rerank@seed3.jsonl"]]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lists_in_query_order_score_as_the_same_lists_shuffled(seed):
+    """An arm run whose rows are in query order skips the reordering of its entries; the
+    same run with its rows shuffled takes it. Both score the same, bit for bit, and the
+    judgements' shared codes (``Judgements.over``) equal those looked up per arm."""
+    from langchef_core.scoring.retrieval.inputs import Judgements, RankedRun
+    from langchef_core.scoring.retrieval.metrics import METRICS, score_run
+    r = np.random.default_rng(seed)
+    n = 300
+    queries = [f"q{i:04d}" for i in range(n)]
+    lists = [[f"d{d}" for d in r.choice(40, int(r.integers(1, 15)), replace=False)] for _ in queries]
+    ordered = pd.DataFrame({"example_id": queries, "retrieved": arrow_lists(lists)})
+    permutation = r.permutation(n)
+    shuffled = pd.DataFrame({"example_id": [queries[i] for i in permutation],
+                             "retrieved": arrow_lists([lists[i] for i in permutation])})
+    qrels = pd.DataFrame({"query_id": r.choice(queries + ["q9999"], 900),
+                          "doc_id": [f"d{d}" for d in r.integers(0, 40, 900)], "relevant": 1})
+    judgements = Judgements.from_frame(qrels.drop_duplicates(["query_id", "doc_id"]))
+    union = np.array(sorted(set(queries) | set(judgements.queries)), dtype=object)
+    over = judgements.over(union)
+    scored = []
+    for frame in (ordered, shuffled):
+        run = RankedRun.from_frame(frame)
+        assert run.lists is not None  # the Arrow lists path, where the order is skipped
+        for codes in (None, over.positive_query):
+            _, metrics = score_run(run, over.positives, judgements.queries, k=5, queries=union,
+                                   positive_query=codes)
+            scored.append(metrics)
+    for metric in METRICS:
+        first = scored[0].values(metric)
+        for other in scored[1:]:
+            assert np.array_equal(first, other.values(metric), equal_nan=True)
+    assert over is judgements.over(union.copy())  # equal queries: the answer is kept
+
+
+def arrow_lists(lists) -> pd.Series:
+    """Lists of text as read from parquet or JSON lines: an Arrow list column."""
+    import pyarrow as pa
+
+    from langchef_core.inputs.id_lists import text_lists
+    return pd.Series(text_lists(pa.array(lists, pa.list_(pa.string()))))

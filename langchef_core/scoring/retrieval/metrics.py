@@ -176,7 +176,8 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
     positive_docs, run_docs = codes_among_in_blocks(positives["doc_id"], positive_block,
                                                     lists.docs, lists.block_bounds)
     _one_code_for_other_docs(run_docs, positive_block, lists.block_bounds)
-    counts = count_hits(ranked_lists(lists.offsets, run_docs[lists.order], lists.ranks),
+    in_order = run_docs if lists.order is None else run_docs[lists.order]
+    counts = count_hits(ranked_lists(lists.offsets, in_order, lists.ranks),
                         positive_query, positive_docs, k=k)
     return queries, QueryMetrics.from_counts(counts)
 
@@ -211,12 +212,13 @@ LISTS_PER_BLOCK = 1 << 15
 @dataclass(frozen=True, eq=False)
 class _TextLists:
     """Ranked lists of doc id text before coding: query q's list is
-    ``docs[order[offsets[q]:offsets[q + 1]]]``; the docs of the queries of block b
+    ``docs[order[offsets[q]:offsets[q + 1]]]`` (``docs[offsets[q]:offsets[q + 1]]`` when
+    ``order`` is None: the lists are in query order already); the docs of the queries of block b
     (``block_of_query``) are ``docs[block_bounds[b]:block_bounds[b + 1]]``."""
 
     offsets: np.ndarray
     docs: object
-    order: np.ndarray
+    order: np.ndarray | None
     ranks: np.ndarray | None
     block_of_query: np.ndarray
     block_bounds: np.ndarray
@@ -241,16 +243,26 @@ def _arm_lists(run: RankedRun, queries: np.ndarray, index: _LazyIndex, k: int) -
     by_code = np.zeros(queries.size, np.int64)
     by_code[query_code] = lengths  # one list per query: repeated examples were refused
     offsets = np.r_[0, np.cumsum(by_code)]
-    order = np.argsort(query_code, kind="stable")
     starts = np.cumsum(lengths) - lengths
-    shift = np.repeat(starts[order] - offsets[query_code[order]], lengths[order])
     # Blocks of consecutive lists in file order, whose entries are consecutive in ``docs``; a
     # query the run did not answer has no entries and joins block 0.
     block_of_query = np.zeros(queries.size, np.int64)
     block_of_query[query_code] = np.arange(query_code.size) // LISTS_PER_BLOCK
     bounds = np.r_[starts[::LISTS_PER_BLOCK], lengths.sum()] if lengths.size else np.zeros(2, np.int64)
-    return _TextLists(offsets, docs, shift + np.arange(shift.size, dtype=np.int64), None,
+    return _TextLists(offsets, docs, _entry_order(query_code, lengths, starts, offsets), None,
                       block_of_query, bounds)
+
+
+def _entry_order(query_code: np.ndarray, lengths: np.ndarray, starts: np.ndarray,
+                 offsets: np.ndarray) -> np.ndarray | None:
+    """Where each entry of the lists in query-code order lies in file order; None when the
+    file lists its queries in that order already (as most writers do): then reordering 10^7
+    entries would copy them for nothing."""
+    if np.all(query_code[1:] > query_code[:-1]):
+        return None
+    order = np.argsort(query_code, kind="stable")
+    shift = np.repeat(starts[order] - offsets[query_code[order]], lengths[order])
+    return shift + np.arange(shift.size, dtype=np.int64)
 
 
 def _long_lists(run: RankedRun, index: pd.Index) -> _TextLists:
