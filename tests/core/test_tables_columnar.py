@@ -151,9 +151,21 @@ def test_brackets_are_counted_per_line_across_scan_slices(monkeypatch):
         body = b"\n".join(bytes(rng.choice(b"{[ab") for _ in range(rng.randint(0, 90)))
                           for _ in range(rng.randint(1, 6)))
         most = max(line.count(b"{") + line.count(b"[") for line in body.split(b"\n"))
-        total = body.count(b"{") + body.count(b"[")
-        expected = 0 if total <= columnar._MAX_BRACKETS_PER_LINE else most
-        assert columnar._most_brackets_on_a_line(body) == expected, body
+        assert columnar._most_brackets_on_a_line(body) == most, body
+        # The guard's shortcut holds for lines that each open with "{", as read_jsonl_columns
+        # makes sure of before asking.
+        opened = b"\n".join(b"{" + line for line in body.split(b"\n"))
+        assert columnar._too_deep(opened, body.count(b"\n") + 1) == \
+            (most + 1 > columnar._MAX_BRACKETS_PER_LINE), body
+
+
+def test_only_the_two_brackets_count_as_openers():
+    """The scan finds "{" and "[" with one compare of the byte with bit 0x20 set; no other
+    byte is taken for one."""
+    from langchef_core.inputs import columnar
+    every = bytes(range(256))
+    assert columnar._most_brackets_on_a_line(every.replace(b"\n", b"")) == 2
+    assert columnar._most_brackets_on_a_line(b"") == 0
 
 
 def test_tables_beyond_available_memory_are_refused_before_reading(tmp_path, monkeypatch):
