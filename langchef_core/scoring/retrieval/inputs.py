@@ -349,8 +349,9 @@ def binary_relevance(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
     return parsed
 
 
-def label_sources(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
-    """Label provenance, one of human, click, teacher (exact, lower case)."""
+def label_sources(frame: pd.DataFrame, column: str, file: str):
+    """Label provenance, one of human, click, teacher (exact, lower case), as a pandas "str"
+    array: a column read as Arrow text stays so (no Python string per judgement)."""
     series = frame[column]
     refuse_missing(series, frame, column, file, "source",
                    hint="say where each label came from: human, click or teacher")
@@ -359,7 +360,7 @@ def label_sources(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
         position = int(np.flatnonzero(~known)[0])
         raise InputError(f"unknown source {series.iloc[position]!r}", file=file, column=column,
                          row=row_of(frame, position), hint="use human, click or teacher")
-    return series.astype(str).to_numpy(dtype=object)
+    return series.astype("str").array
 
 
 def _arm_entries(frame: pd.DataFrame, file: str) -> tuple[pd.DataFrame | ArmLists, np.ndarray]:
