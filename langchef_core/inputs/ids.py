@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .threads import on_threads
 
 
 def canonical_ids(frame: pd.DataFrame, column: str, file: str) -> np.ndarray:
@@ -219,7 +220,9 @@ def codes_among_in_blocks(keys, key_block: np.ndarray, values, value_bounds) -> 
     few = len(value_bounds) <= 1 << 15  # block numbers fit 16 bits: a linear radix sort
     order = np.argsort(key_block.astype(np.int16) if few else key_block, kind="stable")
     splits = np.searchsorted(key_block[order], np.arange(len(value_bounds) - 1), side="right")
-    for block, rows in enumerate(np.split(order, splits)[:-1]):  # the last piece is empty
+
+    def code(block_rows) -> None:  # each block writes its own rows and values only
+        block, rows = block_rows
         start, stop = int(value_bounds[block]), int(value_bounds[block + 1])
         block_values = values.slice(start, stop - start)
         coded = _codes_by_fingerprint(keys, rows, key_prints[rows], block_values) if fingerprinted else None
@@ -227,6 +230,7 @@ def codes_among_in_blocks(keys, key_block: np.ndarray, values, value_bounds) -> 
             taken = keys.take(pa.array(rows)) if rows.size != len(keys) else keys
             coded = codes_among(taken, block_values)
         key_codes[rows], value_codes[start:stop] = coded
+    on_threads(code, enumerate(np.split(order, splits)[:-1]))  # the last piece is empty
     return key_codes, value_codes
 
 

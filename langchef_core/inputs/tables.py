@@ -13,6 +13,7 @@ import pandas as pd
 from .columnar import read_jsonl_columns
 from .errors import InputError, NotUtf8, utf8_text
 from .id_lists import text_lists
+from .threads import on_threads
 
 from .formats import TABLE_SUFFIXES  # noqa: F401  (re-exported)
 
@@ -198,8 +199,6 @@ def _list_columns(path: Path, names: list[str]) -> dict:
 def _row_groups_in_parallel(path: Path, names: list[str], groups: int, types: dict) -> dict:
     """The list columns of a file of several row groups, one row group per task on a thread
     per core (pyarrow decodes a column chunk on one thread; issue 31), chunks in file order."""
-    from concurrent.futures import ThreadPoolExecutor
-
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -207,8 +206,7 @@ def _row_groups_in_parallel(path: Path, names: list[str], groups: int, types: di
         with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as source:
             return source.read_row_group(group, columns=names, use_threads=False)
 
-    with ThreadPoolExecutor(max_workers=min(groups, os.cpu_count() or 1)) as pool:
-        tables = list(pool.map(read, range(groups)))
+    tables = on_threads(read, range(groups))
     return {name: pa.chunked_array([chunk for table in tables for chunk in table.column(name).chunks],
                                    type=types[name]) for name in names}
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...inputs.threads import on_threads
 from ...stats import libm
 
 # Entries per block: about 10^6 top-k entries keep each block's temporaries near 30 MB; at 4·10^6
@@ -121,7 +122,9 @@ def count_hits(lists: RankedLists, positive_query, positive_doc, *, k: int) -> Q
 
     take = np.minimum(np.diff(lists.offsets), k)
     is_positive_doc = _positive_doc_table(pd_, doc_bound, int(take.sum())) if remap is None else None
-    for q0, q1 in _blocks(take):
+
+    def count_block(bounds) -> None:  # each block of queries writes its own counts only
+        q0, q1 = bounds
         block = _block_entries(lists, take, q0, q1)
         query, rank, doc = block
         if lists.ranks is not None:
@@ -146,6 +149,7 @@ def count_hits(lists: RankedLists, positive_query, positive_doc, *, k: int) -> Q
         dcg[q0:q1] = np.bincount(query, weights=discount[rank - 1], minlength=q1 - q0)
         leading = np.r_[True, query[1:] != query[:-1]] if query.size else np.zeros(0, bool)
         first_hit[q0 + query[leading]] = rank[leading]
+    on_threads(count_block, _blocks(take))
     return QueryCounts(k, n_positive, hits, first_hit, dcg, n_retrieved)
 
 
