@@ -126,7 +126,8 @@ def write_files(folder: Path, docs, positive_query, positive_doc, n_queries, lis
 def run_langchef(folder: Path, k: int, suffix: str) -> dict:
     import langchef_pipeline  # noqa: F401  (the settings of a langchef process: pyarrow's allocator)
     from langchef_core.inputs.tables import read_table
-    from langchef_core.scoring.retrieval.inputs import Judgements, RankedRun
+    from langchef_core.scoring.retrieval.inputs import RankedRun
+    from langchef_core.scoring.retrieval.judgements import Judgements
     from langchef_core.scoring.retrieval.metrics import score_run
 
     run = RankedRun.from_frame(read_table(folder / f"run{suffix}"), file=f"run{suffix}", depth=k)

@@ -199,17 +199,15 @@ def codes_among(keys, values) -> tuple[np.ndarray, np.ndarray]:
 
 
 def codes_among_in_blocks(keys, key_block: np.ndarray, values, value_bounds) -> tuple[np.ndarray, np.ndarray]:
-    """``codes_among`` one block at a time: key i is in block ``key_block[i]`` and the values
-    of block b are ``values[value_bounds[b]:value_bounds[b + 1]]``. Codes are comparable
-    within a block only, which is all a join needs whose blocks split the join's other key
-    (queries).
+    """``codes_among`` a block at a time (the blocks on ``on_threads``): key i is in block
+    ``key_block[i]``, the values of block b are ``values[value_bounds[b]:value_bounds[b + 1]]``;
+    codes compare within a block only, all a join needs whose blocks split its other key.
 
     Each block is joined on 64-bit fingerprints of the texts (``text_fingerprints``) by
-    sorting and binary search, and every fingerprint match is confirmed by comparing the two
-    texts, so the codes are exactly ``codes_among``'s: pyarrow's hash tables of text cost
-    about 150 ns a value even in cache (4 s for the 10^7 top-10 ids of a 10^6-query run,
-    issue 31). A block whose keys hold two different texts with one fingerprint is coded by
-    ``codes_among`` itself."""
+    sorting and binary search, every match confirmed on the two texts, so the codes are
+    exactly ``codes_among``'s: pyarrow's hash tables of text cost about 150 ns a value even
+    in cache (4 s for the 10^7 top-10 ids of 10^6 queries, issue 31). A block whose keys hold
+    two different texts with one fingerprint is coded by ``codes_among`` itself."""
     import pyarrow as pa
     keys, values = _one_text_type(keys, values)
     key_codes = np.empty(len(keys), np.int64)
@@ -257,9 +255,8 @@ def _codes_by_fingerprint(keys, rows, key_prints, values):
     first = order[starts]
     key_codes = np.empty(n, np.int64)
     key_codes[order] = np.repeat(first, np.diff(np.r_[starts, n]))
-    # Most values are no key: a bit table of the keys' low fingerprint bits (in cache, about
-    # an eighth of it set) rules them out before the binary search, which is ten times
-    # dearer per value.
+    # Most values are no key: a bit table of the keys' low fingerprint bits (in cache, an
+    # eighth of it set) rules them out before the binary search, ten times dearer per value.
     size = 1 << max(10, min(22, int(8 * n).bit_length()))
     bits = np.uint64(size - 1)
     present = np.zeros(size, bool)
@@ -293,8 +290,7 @@ def text_fingerprints(text) -> np.ndarray:
     import pyarrow as pa
     if not (pa.types.is_string(text.type) or pa.types.is_large_string(text.type)
             or pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type)):
-        raise TypeError(f"text_fingerprints reads the offsets and bytes of string or binary "
-                        f"Arrow arrays; cast a {text.type} array first")
+        raise TypeError(f"text_fingerprints reads string or binary Arrow arrays; cast a {text.type} array first")
     chunks = text.chunks if isinstance(text, pa.ChunkedArray) else [text]
     prints = np.empty(len(text), np.uint64)
     done = 0
@@ -427,45 +423,6 @@ def _blocks_of(codes: np.ndarray):
 def _combined(array):
     import pyarrow as pa
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
-
-
-def sorted_distinct(column, *, distinct: bool = False) -> np.ndarray:
-    """``np.sort`` of the distinct texts of ``column``, as an object array of str, sorted and
-    deduplicated by pyarrow (UTF-8 byte order is code point order, as Python compares str):
-    sorting 10^6 Python strings costs about a second, issue 19. ``distinct=True`` says the
-    texts are already known distinct (their repeats were refused), which spares hashing
-    them again (about 0.2 s at 10^6, issue 31)."""
-    import pyarrow.compute as pc
-    texts = large_text(column)
-    return sorted_with_ranks(texts if distinct else pc.unique(texts))[0]
-
-
-def sorted_with_ranks(column) -> tuple[np.ndarray, np.ndarray]:
-    """The texts of ``column`` (known distinct) sorted as ``sorted_distinct`` sorts them, and
-    each text's position in that order: the codes of the column against the sorted texts,
-    without looking them up again (0.5 s at 10^6 ids, issue 31)."""
-    import pyarrow.compute as pc
-    texts = large_text(column)
-    order = pc.sort_indices(texts)
-    ranks = np.empty(len(texts), np.int64)
-    ranks[order.to_numpy()] = np.arange(len(texts), dtype=np.int64)
-    return np.asarray(texts.take(order).to_numpy(zero_copy_only=False), dtype=object), ranks
-
-
-def sorted_union(*columns) -> np.ndarray:
-    """``sorted_distinct`` of the texts of several columns together. When they are one and
-    the same sorted, distinct array — every arm answered exactly the judged queries, the
-    usual case — that array (copied) without sorting 2·10^6 texts again (0.4 s at 10^6
-    queries, issue 31)."""
-    arrays = [np.asarray(column, dtype=object) for column in columns]
-    first = arrays[0]
-    try:
-        same = first.size > 0 and all(a.shape == first.shape for a in arrays[1:]) \
-            and bool(np.all(first[1:] > first[:-1])) \
-            and all(np.array_equal(first, a) for a in arrays[1:])
-    except TypeError:  # not all text: left to sorted_distinct
-        same = False
-    return first.copy() if same else sorted_distinct(np.concatenate(arrays))
 
 
 def _first_seen_codes(key: np.ndarray) -> np.ndarray:

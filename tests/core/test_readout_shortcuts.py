@@ -164,7 +164,8 @@ def test_lists_in_query_order_score_as_the_same_lists_shuffled(seed):
     """An arm run whose rows are in query order skips the reordering of its entries; the
     same run with its rows shuffled takes it. Both score the same, bit for bit, and the
     judgements' shared codes (``Judgements.over``) equal those looked up per arm."""
-    from langchef_core.scoring.retrieval.inputs import Judgements, RankedRun
+    from langchef_core.scoring.retrieval.inputs import RankedRun
+    from langchef_core.scoring.retrieval.judgements import Judgements
     from langchef_core.scoring.retrieval.metrics import METRICS, score_run
     r = np.random.default_rng(seed)
     n = 300

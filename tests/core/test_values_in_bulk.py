@@ -140,7 +140,7 @@ def test_repeated_rows_is_duplicated_over_the_key_columns(dtype, collide, monkey
 
 
 def test_sorted_distinct_is_numpy_sort_of_unique():
-    from langchef_core.inputs.ids import sorted_distinct
+    from langchef_core.inputs.id_order import sorted_distinct
     texts = ["q2", "q10", "ä", "Z", "q2", "é", "a b", "q1", "ä", "\U0001f600", "ｑ"]
     for dtype in ("str", object):
         got = sorted_distinct(pd.Series(texts, dtype=dtype))
@@ -267,7 +267,7 @@ def test_text_fingerprints_refuse_arrays_without_offsets():
 
 
 def test_sorted_union_is_sorted_distinct_of_all():
-    from langchef_core.inputs.ids import sorted_distinct, sorted_union
+    from langchef_core.inputs.id_order import sorted_distinct, sorted_union
     same = np.array(["a", "b", "é", "q10", "q2"], dtype=object)
     cases = [(same, same.copy()), (same, same, same), (same, same[:4]), (same, same[::-1]),
              (np.array(["b", "a"], dtype=object), np.array(["b", "a"], dtype=object)),
@@ -278,3 +278,25 @@ def test_sorted_union_is_sorted_distinct_of_all():
         got = sorted_union(*columns)
         assert got.dtype == object and got.tolist() == expected.tolist()
         assert got is not columns[0]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_byte_order_sorts_as_pyarrow_sorts_text(seed):
+    """``id_order.byte_order`` (texts as padded big-endian words, length last) gives pyarrow's
+    ``sort_indices`` on text with prefixes, NUL bytes, non-ASCII, empty texts, ties, slices
+    and chunks, and ids of one fixed length (the one-word fast case)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from langchef_core.inputs.id_order import byte_order
+    r = np.random.default_rng(seed)
+    alphabet = list("ab\x00zé€😀 A~") + ["\x7f", "\u00ff"]
+    cases = [[f"q{i:07d}" for i in r.permutation(3000)], [f"query-{i}" for i in r.permutation(3000)], []]
+    for _ in range(150):
+        cases.append(["".join(r.choice(alphabet, int(r.integers(0, 20)))) for _ in range(int(r.integers(0, 60)))])
+    for texts in cases:
+        array = pa.array(texts, pa.large_string())
+        for candidate in (array, array.slice(min(1, len(array))), pa.chunked_array([array[:len(array) // 2],
+                                                                                   array[len(array) // 2:]])):
+            want = pc.sort_indices(candidate).to_numpy()
+            assert np.array_equal(byte_order(candidate), want), texts[:5]

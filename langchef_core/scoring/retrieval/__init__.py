@@ -3,7 +3,7 @@ pools and their chance levels, and the paired comparison of two arms per metric.
 
 Layers, from the bottom: ``kernel`` (integer-coded, vectorised counting), ``metrics`` (the
 per-query measures), ``inputs`` (validated runs, qrels and pools, with file/column/row
-errors), ``chance`` (expected metrics under random ranking), ``pools`` (the same-pool proof)
+errors), ``judgements`` (qrels with what scoring derives from them), ``chance`` (expected metrics under random ranking), ``pools`` (the same-pool proof)
 and ``summary`` (policy, coverage, macro/micro, sources, paired comparison).
 """
 
@@ -14,8 +14,9 @@ from importlib import import_module
 # modules bring scipy with them (0.3-1.5 s of a benchmark's process, issue 31).
 _HOMES = {
     "chance": ("ChanceLevels", "chance_levels", "hit_chance_one_positive"),
-    "inputs": ("Judgements", "RankedRun", "arm_candidates", "arm_run_to_long", "candidate_pool",
-               "long_run", "qrels_table"),
+    "inputs": ("RankedRun", "arm_candidates", "arm_run_to_long", "candidate_pool", "long_run",
+               "qrels_table"),
+    "judgements": ("JudgedQueries", "Judgements"),
     "kernel": ("QueryCounts", "RankedLists", "count_hits", "ranked_lists"),
     "metrics": ("METRICS", "QueryMetrics", "metric_name", "retrieval_metrics", "retrieval_metrics_arrays"),
     "pools": ("POOL_KINDS", "PoolCheck", "check_pools", "pool_counts"),
@@ -40,12 +41,12 @@ def __dir__():
 
 
 __all__ = [
-    "METRICS", "POLICIES", "POOL_KINDS", "ChanceLevels", "Coverage", "CoverageCheck", "Judgements",
-    "MetricComparison", "MetricSummary", "PoolCheck", "QueryCounts", "QueryMetrics", "RankedLists",
-    "RankedRun", "RetrievalComparison", "RetrievalSettings", "RetrievalSummary",
-    "ZeroPositiveGroup", "apply_zero_positive_policy", "arm_candidates", "arm_run_to_long",
-    "candidate_pool", "chance_levels", "check_pools", "check_zero_positive_coverage",
-    "compare_retrieval", "count_hits", "hit_chance_one_positive", "long_run", "metric_name",
-    "pool_counts", "qrels_table", "ranked_lists", "retrieval_coverage", "retrieval_metrics",
-    "retrieval_metrics_arrays", "summarize_retrieval",
+    "METRICS", "POLICIES", "POOL_KINDS", "ChanceLevels", "Coverage", "CoverageCheck",
+    "JudgedQueries", "Judgements", "MetricComparison", "MetricSummary", "PoolCheck", "QueryCounts",
+    "QueryMetrics", "RankedLists", "RankedRun", "RetrievalComparison", "RetrievalSettings",
+    "RetrievalSummary", "ZeroPositiveGroup", "apply_zero_positive_policy", "arm_candidates",
+    "arm_run_to_long", "candidate_pool", "chance_levels", "check_pools",
+    "check_zero_positive_coverage", "compare_retrieval", "count_hits", "hit_chance_one_positive",
+    "long_run", "metric_name", "pool_counts", "qrels_table", "ranked_lists", "retrieval_coverage",
+    "retrieval_metrics", "retrieval_metrics_arrays", "summarize_retrieval",
 ]

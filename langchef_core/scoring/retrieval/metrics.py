@@ -30,8 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import codes_among_in_blocks, isin, positions_in, sorted_union
-from .inputs import Judgements, RankedRun
+from ...inputs.id_order import sorted_union
+from ...inputs.ids import codes_among_in_blocks, isin, positions_in
+from .inputs import RankedRun
+from .judgements import Judgements
 from .kernel import QueryCounts, check_k, count_hits, ideal_dcg, ranked_lists
 
 METRICS = ("recall", "recall_normalized", "precision", "hit", "reciprocal_rank", "ndcg")

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import large_text, shared_text_codes, sorted_union
+from ...inputs.id_order import sorted_union
+from ...inputs.ids import large_text, shared_text_codes
 from ...stats.records import Record
 from .inputs import RankedRun, candidate_pool
 from .kernel import member_of_sorted, sorted_unique

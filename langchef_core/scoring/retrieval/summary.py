@@ -30,12 +30,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...inputs.ids import isin, sorted_union
+from ...inputs.id_order import sorted_union
+from ...inputs.ids import isin
 from ...inputs.threads import on_threads
 from ...stats._validation import check_alpha, check_power, check_resamples
 from ...stats.paired import compare_continuous
 from .chance import ChanceLevels, chance_levels
-from .inputs import Judgements, RankedRun, candidate_pool
+from .inputs import RankedRun, candidate_pool
+from .judgements import Judgements
 from .metrics import METRICS, QueryMetrics, score_run
 from .pools import pool_counts
 from .results import (MIN_PAIRS, POLICIES, POOLED, Coverage, CoverageCheck, MetricComparison,
