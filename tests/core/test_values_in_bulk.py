@@ -284,16 +284,22 @@ def test_sorted_union_is_sorted_distinct_of_all():
 def test_byte_order_sorts_as_pyarrow_sorts_text(seed):
     """``id_order.byte_order`` (texts as padded big-endian words, length last) gives pyarrow's
     ``sort_indices`` on text with prefixes, NUL bytes, non-ASCII, empty texts, ties, slices
-    and chunks, and ids of one fixed length (the one-word fast case)."""
+    and chunks, ids of one fixed length (one word) and ids too long for words."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from langchef_core.inputs.id_order import byte_order
     r = np.random.default_rng(seed)
     alphabet = list("ab\x00zé€😀 A~") + ["\x7f", "\u00ff"]
-    cases = [[f"q{i:07d}" for i in r.permutation(3000)], [f"query-{i}" for i in r.permutation(3000)], []]
-    for _ in range(150):
-        cases.append(["".join(r.choice(alphabet, int(r.integers(0, 20)))) for _ in range(int(r.integers(0, 60)))])
+    padded = ["a\x00", "a", "\x00", "", "a\x00\x00", "b", "a\x00b", "\x00\x00"]
+    cases = [[f"q{i:07d}" for i in r.permutation(3000)], [f"query-{i}" for i in r.permutation(3000)], [],
+             # equal once zero padded: only the length orders them (a Python list: numpy's
+             # text arrays drop trailing NULs)
+             [padded[i] for i in r.permutation(len(padded))]]
+    for longest in (4, 20):  # up to 16 bytes: sorted as words; beyond, by pyarrow itself
+        for _ in range(100):
+            cases.append(["".join(r.choice(alphabet, int(r.integers(0, longest))))
+                          for _ in range(int(r.integers(0, 60)))])
     for texts in cases:
         array = pa.array(texts, pa.large_string())
         for candidate in (array, array.slice(min(1, len(array))), pa.chunked_array([array[:len(array) // 2],
