@@ -33,8 +33,9 @@ import numpy as np
 from ...inputs.threads import on_threads
 from ...stats import libm
 
-# Entries per block: about 10^6 top-k entries keep each block's temporaries near 30 MB; at 4·10^6
-# a 10^6 × 100 run scored twice as slowly and 0.2 GB larger (issue 19).
+# Entries per block: about 10^6 top-k entries keep each block's temporaries near 30 MB (one
+# block per core at a time, ``on_threads``); at 4·10^6 a 10^6 × 100 run scored twice as
+# slowly and 0.2 GB larger (issue 19).
 BLOCK_ENTRIES = 1 << 20
 
 
