@@ -23,7 +23,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-import pandas as pd
 
 
 # From this many elements the function is called once per distinct value (bit pattern, so
@@ -40,6 +39,8 @@ def elementwise(function: Callable[[float], float], values) -> np.ndarray:
         return out.reshape(array.shape)
     # Hashed, not sorted: the distinct patterns in order of first sight (a tenth of
     # np.unique's time at 10^6 elements, issue 31); each gets the same value either way.
+    # pandas only here: `langchef power` computes on small arrays and never loads it.
+    import pandas as pd
     where, bits = pd.factorize(np.ascontiguousarray(array).ravel().view(np.int64))
     once = np.fromiter(map(function, bits.view(np.float64).tolist()), dtype=float, count=bits.size)
     return once[where].reshape(array.shape)
