@@ -193,6 +193,9 @@ def test_lists_in_query_order_score_as_the_same_lists_shuffled(seed):
         for other in scored[1:]:
             assert np.array_equal(first, other.values(metric), equal_nan=True)
     assert over is judgements.over(union.copy())  # equal queries: the answer is kept
+    with pytest.raises(ValueError, match="pass queries too"):  # codes without what they code
+        score_run(RankedRun.from_frame(ordered), over.positives, judgements.queries, k=5,
+                  positive_query=over.positive_query)
 
 
 def arrow_lists(lists) -> pd.Series:

@@ -163,6 +163,8 @@ def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int
         raise ValueError(f"the run {run.file!r} keeps ranks 1-{run.depth} only (depth={run.depth}); "
                          f"read it with depth of at least k={k} to score at k")
     if queries is None:
+        if positive_query is not None:
+            raise ValueError("positive_query codes the positives among given queries: pass queries too")
         queries = sorted_union(run.queries, judged_queries)
     queries = np.asarray(queries, dtype=object)
     index = _LazyIndex(queries)
