@@ -86,14 +86,16 @@ def check_continuity(ledger, reports_root: Path, *, shown=str) -> LedgerIdentity
     ``shown(path)`` is how a manifest is named in the sentence (workspace-relative)."""
     stamps = newest_stamps(reports_root)
     identity = ledger.ensure_identity(lambda: [stamp.identity for stamp in stamps])
-    foreign, missing = [], []
-    for stamp in stamps:
-        if stamp.identity == identity.workspace_id:
-            position = ledger.link_position(stamp.head)
-            if position is None or (stamp.rows is not None and position != stamp.rows):
-                missing.append(stamp)
-        elif stamp.identity not in identity.succeeds:
-            foreign.append(stamp)
+    missing = _unheld(ledger, stamps, identity)
+    if missing:
+        # The chain was walked when the ledger opened, before the manifests were read: a
+        # version another process published in between is stamped with a head that walk
+        # could not see. A publication row commits before its manifest is written, so a
+        # walk taken now holds every head an honest ledger recorded.
+        ledger.verify()
+        missing = _unheld(ledger, stamps, identity)
+    foreign = [stamp for stamp in stamps if stamp.identity != identity.workspace_id
+               and stamp.identity not in identity.succeeds]
     if missing:
         newest = max(missing, key=lambda stamp: stamp.created_at)
         raise StoreError(
@@ -112,3 +114,14 @@ def check_continuity(ledger, reports_root: Path, *, shown=str) -> LedgerIdentity
             file=ledger.path, hint="put back this workspace's own ledger (langchef.sqlite, or "
                                    "point LANGCHEF_DATABASE_URL at the workspace's database)")
     return identity
+
+
+def _unheld(ledger, stamps: list[Stamp], identity: LedgerIdentity) -> list[Stamp]:
+    """This ledger's stamps whose head its last walked chain does not hold where they say."""
+    missing = []
+    for stamp in stamps:
+        if stamp.identity == identity.workspace_id:
+            position = ledger.link_position(stamp.head)
+            if position is None or (stamp.rows is not None and position != stamp.rows):
+                missing.append(stamp)
+    return missing

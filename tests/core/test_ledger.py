@@ -3,15 +3,17 @@ hold on both databases run on each (``place``: a SQLite file, or a fresh schema 
 PostgreSQL server); its schema's revisions are tests/core/test_store_migrations.py and
 test_store_upgrade.py, PostgreSQL's own guarantees tests/core/test_ledger_postgres.py."""
 
+import json
 import sqlite3
 import threading
 from datetime import datetime, timezone
 
 import pytest
 
+from langchef_core.designs.continuity import check_continuity
 from langchef_core.designs.ledger import Ledger, LedgerError, fingerprint_files
 from langchef_core.inputs.workspace import Workspace
-from langchef_core.store.location import postgresql
+from langchef_core.store.location import StoreError, postgresql
 from langchef_core.store.migrate import heads
 from tests.postgres import postgres_url  # noqa: F401 - the fixture behind place's PostgreSQL
 
@@ -222,3 +224,30 @@ def verify_while_a_row_lands(ledger, open_other) -> None:
 def test_a_walk_of_the_chain_is_not_fooled_by_a_concurrent_append(ledger, place):
     """The race tests/reliability/test_concurrent_readouts.py once lost in CI (PostgreSQL)."""
     verify_while_a_row_lands(ledger, lambda: Ledger(place))
+
+
+def stamp_version(reports, experiment: str, version: int, identity: str, head: str,
+                  rows: int) -> None:
+    """A published version's manifest, as far as the continuity check reads it."""
+    folder = reports / experiment / f"v{version}"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({
+        "ledger_identity": identity, "ledger_head": head, "ledger_rows": rows,
+        "created_at": "2026-12-05T03:00:00Z"}))
+
+
+def test_a_version_published_after_the_ledger_opened_is_not_an_older_copy(place, tmp_path):
+    """The race tests/reliability/test_concurrent_readouts.py lost in CI (PostgreSQL): a
+    readout opens the ledger (walking its chain), another process publishes a version, and
+    the first then reads that version's manifest, whose head its walk could not have seen."""
+    reports = tmp_path / "reports"
+    with Ledger(place) as first:
+        with Ledger(place) as other:
+            identity = other.ensure_identity(list).workspace_id
+            head, rows = other.record_publication("rerank", 1, "f" * 64)
+        stamp_version(reports, "rerank", 1, identity, head, rows)
+        assert check_continuity(first, reports).workspace_id == identity
+        # A head the chain never held is still an older copy, after the second walk too.
+        stamp_version(reports, "retrieval", 1, identity, "0" * 64, rows)
+        with pytest.raises(StoreError, match="older copy"):
+            check_continuity(first, reports)
