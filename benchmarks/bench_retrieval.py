@@ -8,7 +8,8 @@ langchef workspace's arm run (``example_id``, ``retrieved``) and qrels (``query_
 and is timed from its files to per-query recall@k, MRR@k and nDCG@k and their means, with
 its own loader: pytrec_eval's ``parse_run``/``parse_qrel``, ranx's
 ``Run.from_file``/``Qrels.from_file``, and langchef's ``read_table`` → ``RankedRun`` /
-``Judgements`` (the validation a readout applies) → ``score_run``. langchef validates every
+``Judgements`` (the validation a readout applies) → ``Judgements.over`` → ``score_run``, as
+a readout scores an arm. langchef validates every
 list whole and then keeps each list's first k ids (``RankedRun.from_frame(depth=k)``), as
 any caller that scores at k may. No table is built by one side and charged to the other. pytrec_eval's reciprocal rank has no cut-off, so it is also
 evaluated on the run cut at k, and that cut is part of its time. Peak resident memory is read
@@ -125,6 +126,7 @@ def write_files(folder: Path, docs, positive_query, positive_doc, n_queries, lis
 
 def run_langchef(folder: Path, k: int, suffix: str) -> dict:
     import langchef_pipeline  # noqa: F401  (the settings of a langchef process: pyarrow's allocator)
+    from langchef_core.inputs.id_order import sorted_union
     from langchef_core.inputs.tables import read_table
     from langchef_core.scoring.retrieval.inputs import RankedRun
     from langchef_core.scoring.retrieval.judgements import Judgements
@@ -132,7 +134,11 @@ def run_langchef(folder: Path, k: int, suffix: str) -> dict:
 
     run = RankedRun.from_frame(read_table(folder / f"run{suffix}"), file=f"run{suffix}", depth=k)
     judgements = Judgements.from_frame(read_table(folder / f"qrels{suffix}"), file=f"qrels{suffix}")
-    _, metrics = score_run(run, judgements.positives(), judgements.queries, k=k)
+    # As a readout scores an arm: the positives' query codes come from the judgements.
+    queries = sorted_union(run.queries, judgements.queries)
+    judged = judgements.over(queries)
+    _, metrics = score_run(run, judged.positives, judgements.queries, k=k, queries=queries,
+                           positive_query=judged.positive_query)
     return {"recall": float(np.mean(metrics.recall)), "mrr": float(np.mean(metrics.reciprocal_rank)),
             "ndcg": float(np.mean(metrics.ndcg))}
 

@@ -30,6 +30,22 @@ def sorted_distinct(column, *, distinct: bool = False) -> np.ndarray:
     return sorted_with_ranks(texts if distinct else pc.unique(texts))[0]
 
 
+def coded_texts(column) -> tuple[np.ndarray, np.ndarray]:
+    """``sorted_distinct(column)`` and each value's position in it (int64), from one pass
+    that finds the distinct texts and codes the column against them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .ids import dictionary_indices
+    encoded = pc.dictionary_encode(large_text(column))
+    if isinstance(encoded, pa.ChunkedArray):  # its chunks share one dictionary
+        encoded = encoded.chunks[0] if encoded.num_chunks == 1 else encoded.unify_dictionaries()
+    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+    dictionary = chunks[0].dictionary if chunks else pa.array([], pa.large_string())
+    texts, ranks = sorted_with_ranks(dictionary)
+    return texts, ranks[dictionary_indices(encoded)]
+
+
 def sorted_with_ranks(column) -> tuple[np.ndarray, np.ndarray]:
     """The texts of ``column`` (known distinct) sorted as ``sorted_distinct`` sorts them, and
     each text's position in that order: the codes of the column against the sorted texts,

@@ -204,3 +204,30 @@ def arrow_lists(lists) -> pd.Series:
 
     from langchef_core.inputs.id_lists import text_lists
     return pd.Series(text_lists(pa.array(lists, pa.list_(pa.string()))))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_judgements_over_queries_match_a_lookup_of_each_positive(seed):
+    """``Judgements.over`` codes the positives from the rows' own query codes (found with
+    the judged queries) instead of looking each one up: per source, and over the judged
+    queries themselves, a union with unjudged ones and a part of them, its positives,
+    codes and judged mask equal what pandas finds directly."""
+    from langchef_core.scoring.retrieval.judgements import Judgements
+    r = np.random.default_rng(seed)
+    names = [f"q{i}" for i in range(60)]  # "q10" sorts before "q2": text order, not numbers
+    qrels = pd.DataFrame({"query_id": r.choice(names, 400), "doc_id": [f"d{d}" for d in r.integers(0, 30, 400)],
+                          "relevant": r.integers(0, 2, 400), "source": r.choice(["human", "click"], 400)})
+    qrels = qrels.drop_duplicates(["query_id", "doc_id", "source"]).reset_index(drop=True)
+    judgements = Judgements.from_frame(qrels)
+    judged = judgements.queries
+    for queries in (judged.copy(), np.array(sorted(set(judged) | {"a0", "q999", "z"}), dtype=object),
+                    judged[::2].copy()):
+        for source in (None, "human", "click"):
+            over = judgements.over(queries, source)
+            rows = qrels if source is None else qrels[qrels["source"] == source]
+            positives = rows.loc[rows["relevant"] == 1, ["query_id", "doc_id"]]
+            positives = positives[~positives.duplicated()].reset_index(drop=True)
+            pd.testing.assert_frame_equal(over.positives.astype(object), positives.astype(object))
+            index = pd.Index(queries)
+            assert np.array_equal(over.positive_query, index.get_indexer(positives["query_id"]))
+            assert np.array_equal(over.judged, index.isin(set(rows["query_id"])))

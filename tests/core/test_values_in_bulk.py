@@ -150,6 +150,15 @@ def test_sorted_distinct_is_numpy_sort_of_unique():
     for dtype in ("str", object):  # known distinct: sorted without hashing, the same array
         assert sorted_distinct(pd.Series(once, dtype=dtype), distinct=True).tolist() == \
             sorted_distinct(pd.Series(once, dtype=dtype)).tolist()
+    import pyarrow as pa
+
+    from langchef_core.inputs.id_order import coded_texts
+    for column in (pd.Series(texts, dtype="str"), pd.Series(texts, dtype=object),
+                   pa.chunked_array([texts[:4], texts[4:]]), pd.Series([], dtype="str")):
+        # The same sorted texts, and each value's place among them (chunks coded as one).
+        sorted_texts, codes = coded_texts(column)
+        assert sorted_texts.tolist() == sorted_distinct(column).tolist()
+        assert codes.dtype == np.int64 and sorted_texts[codes].tolist() == texts[:len(codes)]
 
 
 def test_text_ids_keep_arrow_text_and_refuse_what_canonical_ids_refuse():

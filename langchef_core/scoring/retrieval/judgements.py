@@ -10,8 +10,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ...inputs.id_order import sorted_distinct
-from ...inputs.ids import isin, positions_in, repeated_rows
+from ...inputs.id_order import coded_texts
+from ...inputs.ids import positions_in, repeated_rows
 from .inputs import SOURCES, UNLABELLED, _validated, qrels_table
 
 
@@ -40,9 +40,16 @@ class Judgements:
         # Provenance order (human, click, teacher), not alphabetical: the strongest labels first.
         return tuple(s for s in SOURCES + (UNLABELLED,) if s in present)
 
-    @cached_property
+    @property
     def queries(self) -> np.ndarray:
-        return sorted_distinct(self.table["query_id"])
+        return self._coded[0]
+
+    @cached_property
+    def _coded(self) -> tuple[np.ndarray, np.ndarray]:
+        """The judged queries, sorted, and each row's query code among them: found with
+        the queries, so that no positive's query is looked up again (5.5·10^6 of them at
+        10^6 queries: 0.5 s, issue 31)."""
+        return coded_texts(self.table["query_id"])
 
     def over(self, queries: np.ndarray, source: str | None = None) -> "JudgedQueries":
         """The judgements of ``source`` (None: every source) over ``queries`` (sorted distinct
@@ -52,26 +59,40 @@ class Judgements:
         kept = self._over.get(source)
         if kept is not None and (kept[0] is queries or np.array_equal(kept[0], queries)):
             return kept[1]
-        index = pd.Index(np.asarray(queries, dtype=object))
-        positives = self.positives(source)
-        if source is None or self.sources == (source,):  # judged by it: every judged query
-            judged = np.ones(queries.size, bool) if np.array_equal(queries, self.queries) else \
-                isin(index, self.queries)
+        rows = self._positive_rows(source)
+        # Each judged query's code among ``queries`` (-1: not one of them); the positives'
+        # codes and the judged mask follow from it and the rows' own codes.
+        if np.array_equal(queries, self.queries):
+            place = np.arange(queries.size, dtype=np.intp)
         else:
-            judged = isin(index, self.table.loc[self.table["source"] == source, "query_id"].unique())
-        answer = JudgedQueries(positives, positions_in(positives["query_id"], index), judged)
+            place = positions_in(pd.Series(pd.array(self.queries, dtype="str")),
+                                 pd.Index(np.asarray(queries, dtype=object)))
+        codes = self._coded[1]
+        judged_codes = codes if source is None or self.sources == (source,) else \
+            codes[(self.table["source"] == source).to_numpy()]
+        judged = np.zeros(queries.size, bool)
+        found = place[judged_codes]
+        judged[found[found >= 0]] = True
+        positives = self.table.iloc[rows][["query_id", "doc_id"]].reset_index(drop=True)
+        answer = JudgedQueries(positives, place[codes[rows]], judged)
         self._over[source] = (queries, answer)
         return answer
 
     def positives(self, source: str | None = None) -> pd.DataFrame:
         """Relevant (query, doc) pairs, of one source or of all; a pair judged twice counts once."""
+        return self.table.iloc[self._positive_rows(source)][["query_id", "doc_id"]].reset_index(drop=True)
+
+    def _positive_rows(self, source: str | None) -> np.ndarray:
+        """The positions in ``table`` of the rows ``positives(source)`` gives, in order."""
         table = self.table
+        relevant = (table["relevant"] == 1).to_numpy()
         if source is not None:
-            table = table[table["source"] == source]
-        relevant = table.loc[table["relevant"] == 1, ["query_id", "doc_id"]]
+            relevant = relevant & (table["source"] == source).to_numpy()
+        rows = np.flatnonzero(relevant)
         if len(self.sources) > 1:  # one judgement per (query, doc, source): repeats only across sources
-            relevant = relevant[~repeated_rows(relevant["query_id"], relevant["doc_id"])]
-        return relevant.reset_index(drop=True)
+            picked = table.iloc[rows]
+            rows = rows[~repeated_rows(picked["query_id"], picked["doc_id"])]
+        return rows
 
 
 @dataclass(frozen=True, eq=False)
