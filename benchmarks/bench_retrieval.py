@@ -7,11 +7,12 @@ langchef workspace's arm run (``example_id``, ``retrieved``) and qrels (``query_
 ``doc_id``, ``relevant``) as JSONL and as parquet. Each tool then runs in its own process
 and is timed from its files to per-query recall@k, MRR@k and nDCG@k and their means, with
 its own loader: pytrec_eval's ``parse_run``/``parse_qrel``, ranx's
-``Run.from_file``/``Qrels.from_file``, and langchef's ``read_table`` → ``RankedRun`` /
-``Judgements`` (the validation a readout applies) → ``Judgements.over`` → ``score_run``, as
-a readout scores an arm. langchef validates every
-list whole and then keeps each list's first k ids (``RankedRun.from_frame(depth=k)``), as
-any caller that scores at k may. No table is built by one side and charged to the other. pytrec_eval's reciprocal rank has no cut-off, so it is also
+``Run.from_file``/``Qrels.from_file``, and langchef's ``RankedRun.from_file`` /
+``read_table`` → ``Judgements`` (the validation a readout applies) → ``Judgements.over`` →
+``score_run``, as a readout scores an arm. langchef validates every list whole and keeps
+each list's first k ids (``RankedRun.from_file(depth=k)``, which cuts a parquet file's
+lists batch by batch as they are decoded), as any caller that scores at k may. No table is
+built by one side and charged to the other. pytrec_eval's reciprocal rank has no cut-off, so it is also
 evaluated on the run cut at k, and that cut is part of its time. Peak resident memory is read
 from each process's own rusage (``os.wait4``); the means are printed so agreement can be seen.
 Each process's data segment is capped (``--memory-limit-gb``); a tool that runs out fails
@@ -132,7 +133,7 @@ def run_langchef(folder: Path, k: int, suffix: str) -> dict:
     from langchef_core.scoring.retrieval.judgements import Judgements
     from langchef_core.scoring.retrieval.metrics import score_run
 
-    run = RankedRun.from_frame(read_table(folder / f"run{suffix}"), file=f"run{suffix}", depth=k)
+    run = RankedRun.from_file(folder / f"run{suffix}", file=f"run{suffix}", depth=k)
     judgements = Judgements.from_frame(read_table(folder / f"qrels{suffix}"), file=f"qrels{suffix}")
     # As a readout scores an arm: the positives' query codes come from the judgements.
     queries = sorted_union(run.queries, judgements.queries)

@@ -28,6 +28,35 @@ def text_lists(array) -> pd.api.extensions.ExtensionArray | None:
                                          else pa.chunked_array([array]))
 
 
+def first_items(lists, n: int):
+    """A pyarrow list array cut to each list's first ``n`` items, its ids copied (the uncut
+    buffers can then be freed), when every list and item is present, non-empty text: what
+    validation takes as it is. Otherwise the lists unchanged, so that validation finds the
+    bad entry where the file has it and names it."""
+    import pyarrow.compute as pc
+    if not _is_text_list_type(lists.type) or lists.null_count:
+        return lists
+    flat = pc.list_flatten(lists)
+    if flat.null_count or has_empty_text(flat):
+        return lists
+    return pc.list_slice(lists, 0, n)
+
+
+def has_empty_text(text) -> bool:
+    """Whether an Arrow text array (chunked or not) holds an empty string, read from its
+    offsets (an empty string is two equal offsets): no comparison of 10^8 strings (issue 31)."""
+    import pyarrow as pa
+    for chunk in (text.chunks if isinstance(text, pa.ChunkedArray) else [text]):
+        if len(chunk) == 0:
+            continue
+        kind = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=kind, count=len(chunk) + 1,
+                                offset=chunk.offset * np.dtype(kind).itemsize)
+        if np.any(offsets[1:] == offsets[:-1]):
+            return True
+    return False
+
+
 def is_text_lists(dtype) -> bool:
     """Whether a pandas dtype is an Arrow list of text (the form ``text_lists`` builds)."""
     return isinstance(dtype, pd.ArrowDtype) and _is_text_list_type(dtype.pyarrow_dtype)

@@ -12,8 +12,8 @@ import pandas as pd
 
 from .columnar import read_jsonl_columns
 from .errors import InputError, NotUtf8, utf8_text
-from .id_lists import text_lists
-from .threads import on_threads
+from .id_lists import first_items, text_lists
+from .threads import ahead, on_threads
 
 from .formats import TABLE_SUFFIXES  # noqa: F401  (re-exported)
 
@@ -27,13 +27,22 @@ MAX_TABLE_BYTES = 16 << 30
 # still use is refused before it is read, instead of being killed part way (``memory``).
 BULK_READ_FACTOR = 4
 LINE_READ_FACTOR = 10
+# Rows per batch of a parquet file's list columns: 64Ki lists of 100 ids are a few MB.
+BATCH_ROWS = 1 << 16
 
-def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
+def read_table(path: str | Path, *, label: str | None = None,
+               list_depth: dict[str, int] | None = None) -> pd.DataFrame:
     """Read one table, chosen by extension; ``label`` is how the file is named in errors.
 
     The frame's index is the 1-based data row number, so every later error can name the row
     a person would look at. JSON lines are parsed one by one so a broken line is reported
     by number instead of as a parser offset.
+
+    ``list_depth`` (column → n) lets a parquet file's lists of text in those columns be cut
+    to their first n ids as they are decoded, wherever every list and id of a batch is
+    present, non-empty text (``id_lists.first_items``): a 10^6 × 100 run then never holds
+    its 10^8 ids at once. Only for a caller that validates each list's first n ids and
+    keeps no more (``RankedRun.from_file``); other formats are read whole.
     """
     path = Path(path)
     name = label or str(path)
@@ -65,7 +74,7 @@ def read_table(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
         elif path.suffix == ".csv":
             frame = _read_csv(path, name)
         else:
-            frame = _read_parquet(path)
+            frame = _read_parquet(path, list_depth or {})
     except InputError:
         raise
     except (MemoryError, RecursionError):
@@ -140,7 +149,7 @@ def _resident_bytes() -> int:
         return 0
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+def _read_parquet(path: Path, list_depth: dict[str, int]) -> pd.DataFrame:
     """pandas' frame of the file, except that lists of text stay Arrow list columns
     (``id_lists``); a list column with a missing list or item is read as pandas reads it."""
     import pyarrow as pa
@@ -153,7 +162,8 @@ def _read_parquet(path: Path) -> pd.DataFrame:
               if isinstance(schema.field(name).type, (pa.ListType, pa.LargeListType))]
     lists = {}
     if listed:
-        lists = {name: text_lists(column) for name, column in _list_columns(path, listed).items()}
+        lists = {name: text_lists(column)
+                 for name, column in _list_columns(path, listed, list_depth).items()}
         lists = {name: column for name, column in lists.items() if column is not None}
     if not lists:
         return pd.read_parquet(path)
@@ -165,8 +175,9 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     return frame[names]
 
 
-def _list_columns(path: Path, names: list[str]) -> dict:
-    """The list columns of a parquet file as chunked arrays, read 64Ki rows at a time.
+def _list_columns(path: Path, names: list[str], depth: dict[str, int]) -> dict:
+    """The list columns of a parquet file as chunked arrays, read 64Ki rows at a time, each
+    batch decoded while the one before is kept (and cut to ``depth``, ``first_items``).
 
     A 10^8-id column read in one piece takes about twice its size while it is decoded, and
     pyarrow's default allocator (mimalloc) spends most of that read in page faults: about
@@ -186,29 +197,36 @@ def _list_columns(path: Path, names: list[str]) -> dict:
             types = {name: source.schema_arrow.field(name).type for name in names}
             groups = source.metadata.num_row_groups
             if groups > 1 and (os.cpu_count() or 1) > 1:
-                return _row_groups_in_parallel(path, names, groups, types)
+                return _row_groups_in_parallel(path, names, groups, types, depth)
             parts: dict[str, list] = {name: [] for name in names}
-            for batch in source.iter_batches(batch_size=1 << 16, columns=names):
+            for batch in ahead(source.iter_batches(batch_size=BATCH_ROWS, columns=names)):
                 for name in names:
-                    parts[name].append(batch.column(name))
+                    parts[name].append(_kept(batch.column(name), depth.get(name)))
             return {name: pa.chunked_array(parts[name], type=types[name]) for name in names}
     finally:
         pa.set_memory_pool(previous)
 
 
-def _row_groups_in_parallel(path: Path, names: list[str], groups: int, types: dict) -> dict:
+def _row_groups_in_parallel(path: Path, names: list[str], groups: int, types: dict,
+                            depth: dict[str, int]) -> dict:
     """The list columns of a file of several row groups, one row group per task on a thread
     per core (pyarrow decodes a column chunk on one thread; issue 31), chunks in file order."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    def read(group: int):
+    def read(group: int) -> dict:
         with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as source:
-            return source.read_row_group(group, columns=names, use_threads=False)
+            table = source.read_row_group(group, columns=names, use_threads=False)
+        return {name: [_kept(chunk, depth.get(name)) for chunk in table.column(name).chunks]
+                for name in names}
 
-    tables = on_threads(read, range(groups))
-    return {name: pa.chunked_array([chunk for table in tables for chunk in table.column(name).chunks],
+    groups_read = on_threads(read, range(groups))
+    return {name: pa.chunked_array([chunk for group in groups_read for chunk in group[name]],
                                    type=types[name]) for name in names}
+
+
+def _kept(lists, depth: int | None):
+    return lists if depth is None else first_items(lists, depth)
 
 
 def _read_csv(path: Path, name: str) -> pd.DataFrame:

@@ -1,0 +1,104 @@
+"""A run read to a depth (issue 31): ``RankedRun.from_file(path, depth=k)`` cuts a parquet
+file's ranked lists to k as each batch is decoded, once the batch's lists pass as whole lists
+of ids, so a 10^6 × 100 run never holds its 10^8 ids at once. It must be the very run that
+reading the whole file and cutting after validation gives, and a bad id past rank k must be
+refused with the same sentence and row. ``threads.ahead``, which decodes the next batch while
+this one is cut, keeps the order, raises a producer's error in its place and stops early."""
+
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from langchef_core.inputs import tables
+from langchef_core.inputs.errors import InputError
+from langchef_core.inputs.threads import ahead
+from langchef_core.scoring.retrieval.inputs import RankedRun
+from langchef_core.scoring.retrieval.metrics import METRICS, score_run
+
+
+def arm_run(seed: int, rows: int = 300) -> dict:
+    r = np.random.default_rng(seed)
+    order = r.permutation(rows)
+    return {"example_id": [f"q{i}" for i in order],
+            "retrieved": [[f"d{d}" for d in r.choice(60, int(r.integers(0, 13)), replace=False)]
+                          for _ in order]}
+
+
+def write(folder, name: str, columns: dict, **options):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path = folder / name
+    if name.endswith(".jsonl"):
+        pd.DataFrame(columns).to_json(path, orient="records", lines=True)
+    else:
+        pq.write_table(pa.table(columns), path, **options)
+    return path
+
+
+@pytest.mark.parametrize("layout", ["one row group", "row groups of 23", "json lines"])
+def test_a_run_read_to_a_depth_is_the_run_cut_after_reading_it_whole(tmp_path, monkeypatch, layout):
+    monkeypatch.setattr(tables, "BATCH_ROWS", 7)  # many batches, some cut, at every depth
+    columns = arm_run(seed=len(layout))
+    options = {"row_group_size": 23} if layout == "row groups of 23" else {}
+    path = write(tmp_path, "run.jsonl" if layout == "json lines" else "run.parquet", columns, **options)
+    positives = pd.DataFrame({"query_id": [f"q{i}" for i in range(0, 300, 3)],
+                              "doc_id": [f"d{i % 60}" for i in range(0, 300, 3)]})
+    for depth in (1, 4, 12, 50):
+        read_cut = RankedRun.from_file(path, file="run", depth=depth)
+        cut_after = RankedRun.from_frame(tables.read_table(path), file="run", depth=depth)
+        assert read_cut.depth == cut_after.depth == depth
+        assert np.array_equal(read_cut.queries, cut_after.queries)
+        assert np.array_equal(read_cut.lists.rows, cut_after.lists.rows)
+        assert np.array_equal(read_cut.lists.query_rank, cut_after.lists.query_rank)
+        assert read_cut.lists.lists.to_pylist() == cut_after.lists.lists.to_pylist() == \
+            [items[:depth] for items in columns["retrieved"]]
+        for k in sorted({1, min(depth, 5)}):
+            ours, theirs = (score_run(run, positives, positives["query_id"].unique(), k=k)[1]
+                            for run in (read_cut, cut_after))
+            for metric in METRICS:
+                assert np.array_equal(ours.values(metric), theirs.values(metric), equal_nan=True)
+    whole = RankedRun.from_file(path, file="run")
+    assert whole.depth is None and whole.lists.lists.to_pylist() == columns["retrieved"]
+
+
+@pytest.mark.parametrize("bad", ["", None])
+def test_a_bad_id_past_the_depth_is_refused_as_when_the_run_is_read_whole(tmp_path, monkeypatch, bad):
+    monkeypatch.setattr(tables, "BATCH_ROWS", 7)
+    columns = arm_run(seed=5)
+    columns["retrieved"][200] = [f"d{i}" for i in range(8)] + [bad, "d99"]  # rank 9, batch 29
+    path = write(tmp_path, "run.parquet", columns)
+    with pytest.raises(InputError) as whole:
+        RankedRun.from_frame(tables.read_table(path, label="runs/a.parquet"), file="runs/a.parquet", depth=3)
+    with pytest.raises(InputError) as read_cut:
+        RankedRun.from_file(path, file="runs/a.parquet", depth=3)
+    assert str(read_cut.value) == str(whole.value) and read_cut.value.row == whole.value.row == 201
+    assert "item 9 of the list" in str(read_cut.value)
+
+
+def test_ahead_keeps_the_order_raises_in_place_and_stops_early():
+    assert list(ahead(iter(range(1000)), buffered=3)) == list(range(1000))
+
+    def failing():
+        yield from range(5)
+        raise ValueError("batch 6 is broken")
+
+    seen = []
+    with pytest.raises(ValueError, match="batch 6 is broken"):
+        for item in ahead(failing()):
+            seen.append(item)
+    assert seen == [0, 1, 2, 3, 4]
+
+    produced = []
+
+    def endless():
+        while True:
+            produced.append(len(produced))
+            yield produced[-1]
+
+    items = ahead(endless(), buffered=2)
+    assert [next(items) for _ in range(3)] == [0, 1, 2]
+    items.close()  # the caller stops: the producer stops too, a few items ahead at most
+    assert not [t for t in threading.enumerate() if t.name == "langchef-ahead"]
+    assert len(produced) <= 3 + 2 + 1
