@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -187,10 +189,7 @@ def _list_columns(path: Path, names: list[str], depth: dict[str, int]) -> dict:
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
-    previous = pa.default_memory_pool()
-    if "jemalloc" in pa.supported_memory_backends():
-        pa.set_memory_pool(pa.jemalloc_memory_pool())
-    try:
+    with _jemalloc_while_reading():
         # Pages streamed through a small buffer: by default the whole compressed column
         # (0.7 GB of it at 10^8 ids) is read into memory first.
         with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as source:
@@ -203,8 +202,30 @@ def _list_columns(path: Path, names: list[str], depth: dict[str, int]) -> dict:
                 for name in names:
                     parts[name].append(_kept(batch.column(name), depth.get(name)))
             return {name: pa.chunked_array(parts[name], type=types[name]) for name in names}
+
+
+# The default pool is one per process and several files may be read at once (a readout's
+# runs, on threads): it is switched when the first read starts and back when the last ends.
+_POOL_LOCK = threading.Lock()
+_POOL_STATE: dict = {"readers": 0, "previous": None}
+
+
+@contextlib.contextmanager
+def _jemalloc_while_reading():
+    import pyarrow as pa
+    with _POOL_LOCK:
+        if _POOL_STATE["readers"] == 0:
+            _POOL_STATE["previous"] = pa.default_memory_pool()
+            if "jemalloc" in pa.supported_memory_backends():
+                pa.set_memory_pool(pa.jemalloc_memory_pool())
+        _POOL_STATE["readers"] += 1
+    try:
+        yield
     finally:
-        pa.set_memory_pool(previous)
+        with _POOL_LOCK:
+            _POOL_STATE["readers"] -= 1
+            if _POOL_STATE["readers"] == 0:
+                pa.set_memory_pool(_POOL_STATE["previous"])
 
 
 def _row_groups_in_parallel(path: Path, names: list[str], groups: int, types: dict,

@@ -102,3 +102,24 @@ def test_ahead_keeps_the_order_raises_in_place_and_stops_early():
     items.close()  # the caller stops: the producer stops too, a few items ahead at most
     assert not [t for t in threading.enumerate() if t.name == "langchef-ahead"]
     assert len(produced) <= 3 + 2 + 1
+
+
+def test_files_read_at_once_give_the_default_pool_back_when_the_last_ends():
+    """Parquet lists are decoded with jemalloc (``tables._list_columns``); a readout reads
+    its run files on threads, so the process-wide default pool is switched by the first
+    read and given back by the last, not by whichever ends first."""
+    import pyarrow as pa
+    if "jemalloc" not in pa.supported_memory_backends():
+        pytest.skip("this pyarrow has no jemalloc")
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        first, second = tables._jemalloc_while_reading(), tables._jemalloc_while_reading()
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)
+        assert pa.default_memory_pool().backend_name == "jemalloc"  # the second still reads
+        second.__exit__(None, None, None)
+        assert pa.default_memory_pool().backend_name == "system"
+    finally:
+        pa.set_memory_pool(before)
