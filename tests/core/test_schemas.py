@@ -591,7 +591,8 @@ def test_unique_ids_and_keys_are_judged_as_pandera_judges_them(kind):
     once numbers become text (7 and "7") and some with another failure too: the frame or
     the failure table is exactly the full schema's."""
     rng = np.random.default_rng(5)
-    for trial in range(60):
+    column = "input" if kind == "goldens" else "relevant"
+    for trial in range(120):
         n = int(rng.integers(1, 12))
         ids = [str(i) if rng.random() < 0.5 else int(i) for i in rng.integers(0, 3 * n if trial % 2 else 100, n)]
         if kind == "goldens":
@@ -599,8 +600,14 @@ def test_unique_ids_and_keys_are_judged_as_pandera_judges_them(kind):
         else:
             docs = rng.integers(0, 3, n)
             records = [qrel(i, f"d{d}", int(rng.integers(0, 2))) for i, d in zip(ids, docs)]
-        if trial % 5 == 0:  # another failure beside any repeat
-            records[-1] = {**records[-1], ("input" if kind == "goldens" else "relevant"): [1]}
+        # Other failures beside any repeat (then the relaxed schema's failures are kept when
+        # the keys hold no repeat): a bad value, a missing id, a column not allowed.
+        if trial % 5 == 0:
+            records[-1] = {**records[-1], column: [1]}
+        elif trial % 5 == 1:
+            records[0] = {**records[0], ("example_id" if kind == "goldens" else "query_id"): None}
+        elif trial % 5 == 2 and kind == "qrels":
+            records = [{**record, "extra": 1} for record in records]
         frame = table(records)
         expected, refused = _by_pandera_alone(frame.copy(), kind, "t.jsonl")
         if refused is None:
