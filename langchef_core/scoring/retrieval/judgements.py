@@ -60,23 +60,27 @@ class Judgements:
         if kept is not None and (kept[0] is queries or np.array_equal(kept[0], queries)):
             return kept[1]
         rows = self._positive_rows(source)
-        # Each judged query's code among ``queries`` (-1: not one of them); the positives'
-        # codes and the judged mask follow from it and the rows' own codes.
-        if np.array_equal(queries, self.queries):
-            place = np.arange(queries.size, dtype=np.intp)
+        codes = self._coded[1]
+        every_row = source is None or self.sources == (source,)
+        positives = self.table.iloc[rows][["query_id", "doc_id"]].reset_index(drop=True)
+        if np.array_equal(queries, self.queries):  # the usual readout: codes as they are
+            judged = np.ones(queries.size, bool) if every_row else \
+                np.bincount(codes[self._of_source(source)], minlength=queries.size) > 0
+            answer = JudgedQueries(positives, codes[rows], judged)
         else:
+            # Each judged query's code among ``queries`` (-1: not one of them); the
+            # positives' codes and the judged mask follow from it and the rows' own codes.
             place = positions_in(pd.Series(pd.array(self.queries, dtype="str")),
                                  pd.Index(np.asarray(queries, dtype=object)))
-        codes = self._coded[1]
-        judged_codes = codes if source is None or self.sources == (source,) else \
-            codes[(self.table["source"] == source).to_numpy()]
-        judged = np.zeros(queries.size, bool)
-        found = place[judged_codes]
-        judged[found[found >= 0]] = True
-        positives = self.table.iloc[rows][["query_id", "doc_id"]].reset_index(drop=True)
-        answer = JudgedQueries(positives, place[codes[rows]], judged)
+            found = place[codes if every_row else codes[self._of_source(source)]]
+            judged = np.zeros(queries.size, bool)
+            judged[found[found >= 0]] = True
+            answer = JudgedQueries(positives, place[codes[rows]], judged)
         self._over[source] = (queries, answer)
         return answer
+
+    def _of_source(self, source: str) -> np.ndarray:
+        return (self.table["source"] == source).to_numpy()
 
     def positives(self, source: str | None = None) -> pd.DataFrame:
         """Relevant (query, doc) pairs, of one source or of all; a pair judged twice counts once."""
@@ -87,7 +91,7 @@ class Judgements:
         table = self.table
         relevant = (table["relevant"] == 1).to_numpy()
         if source is not None:
-            relevant = relevant & (table["source"] == source).to_numpy()
+            relevant = relevant & self._of_source(source)
         rows = np.flatnonzero(relevant)
         if len(self.sources) > 1:  # one judgement per (query, doc, source): repeats only across sources
             picked = table.iloc[rows]
