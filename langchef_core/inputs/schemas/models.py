@@ -57,6 +57,7 @@ def with_quick_timestamps(schema: pa.DataFrameSchema) -> pa.DataFrameSchema:
             schema = schema.update_column(name, dtype=_UtcTimestamps(**fields))
     return schema
 
+
 # One coercion per column name: a name means the same thing in every table that has it.
 COLUMN_ROLES = {
     "example_id": values.id_column, "query_id": values.id_column,
