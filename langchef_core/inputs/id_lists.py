@@ -34,12 +34,19 @@ def first_items(lists, n: int):
     validation takes as it is. Otherwise the lists unchanged, so that validation finds the
     bad entry where the file has it and names it."""
     import pyarrow.compute as pc
-    if not _is_text_list_type(lists.type) or lists.null_count:
-        return lists
-    flat = pc.list_flatten(lists)
-    if flat.null_count or has_empty_text(flat):
+    if not _is_text_list_type(lists.type) or not every_id_present(lists):
         return lists
     return pc.list_slice(lists, 0, n)
+
+
+def every_id_present(lists) -> bool:
+    """Whether a pyarrow list array of text has no missing list, no missing id and no
+    empty id: what a ranked run's validation takes as it stands."""
+    import pyarrow.compute as pc
+    if lists.null_count:
+        return False
+    flat = pc.list_flatten(lists)
+    return not (flat.null_count or has_empty_text(flat))
 
 
 def has_empty_text(text) -> bool:

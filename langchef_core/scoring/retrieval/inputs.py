@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ...inputs.errors import InputError
-from ...inputs.id_lists import arrow_of, has_empty_text, is_text_lists
+from ...inputs.id_lists import arrow_of, every_id_present, is_text_lists
 from ...inputs.id_order import sorted_distinct, sorted_with_ranks
 from ...inputs.ids import (canonical_ids, data_rows, describe_value, id_text, is_valid_id, isin,
                            refuse_missing, repeated_rows, row_of, text_ids)
@@ -366,10 +366,8 @@ def _arrow_lists(frame: pd.DataFrame, queries: np.ndarray, column: str) -> ArmLi
     (missing, empty), which name the list and the item."""
     if not is_text_lists(frame[column].dtype):
         return None
-    import pyarrow.compute as pc
     lists = arrow_of(frame[column])
-    flat = pc.list_flatten(lists)
-    if lists.null_count or flat.null_count or has_empty_text(flat):
+    if not every_id_present(lists):
         return None
     return ArmLists(queries, data_rows(frame).to_numpy(), lists)
 
