@@ -7,6 +7,7 @@ sentence of the first blocking check (or step) that stopped it.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -42,13 +43,16 @@ class ReadoutFailed(RuntimeError):
 # that folder), with Dagster's own telemetry setting off. Without a file Dagster warns "No
 # dagster instance configuration file … found" and prints its telemetry banner on every run.
 # The run queue is Dagster's default one, looked at every second rather than every five: a
-# readout launched from the UI otherwise waits 2.5 s on average before its run starts
-# (issue 31: the UI within 1.5× of `langchef readout`).
+# readout launched from the UI otherwise waits 2.5 s on average before its run starts. The
+# event log is Dagster's SQLite one in its usual folder, with connections kept open
+# (``langchef_pipeline.event_log``): opening the file for each of a readout's 321 events cost
+# 2.5–3 s. Both for issue 31's target, the UI within 1.5× of `langchef readout`.
 DEFAULT_INSTANCE_YAML = """\
 # Written by langchef for a DAGSTER_HOME that had no dagster.yaml: Dagster's defaults
-# (SQLite storage in this folder), with Dagster's telemetry turned off and the run queue
-# checked every second. Edit freely; langchef never rewrites an existing file
-# (deploy/dagster.yaml shows a team's PostgreSQL instance).
+# (SQLite storage in this folder), with Dagster's telemetry turned off, the run queue
+# checked every second and Dagster's SQLite event log keeping its files open between events.
+# Edit freely; langchef never rewrites an existing file (deploy/dagster.yaml shows a team's
+# PostgreSQL instance).
 telemetry:
   enabled: false
 run_coordinator:
@@ -56,6 +60,11 @@ run_coordinator:
   class: QueuedRunCoordinator
   config:
     dequeue_interval_seconds: 1
+event_log_storage:
+  module: langchef_pipeline.event_log
+  class: KeptOpenSqliteEventLogStorage
+  config:
+    base_dir: {runs}
 """
 
 
@@ -70,8 +79,9 @@ def instance_for_cli() -> dg.DagsterInstance:
 
 
 def ensure_instance_yaml(home: Path) -> None:
-    """Write ``DEFAULT_INSTANCE_YAML`` as ``home/dagster.yaml`` unless a file is there (written
-    whole under a temporary name, so a concurrent run never reads half of it)."""
+    """Write ``DEFAULT_INSTANCE_YAML``, its event logs in ``home/history/runs`` as Dagster's
+    default has them, as ``home/dagster.yaml`` unless a file is there (written whole under a
+    temporary name, so a concurrent run never reads half of it)."""
     import tempfile
 
     target = home / "dagster.yaml"
@@ -80,7 +90,8 @@ def ensure_instance_yaml(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=".dagster.yaml.", dir=home)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(DEFAULT_INSTANCE_YAML)
+        runs = home.resolve() / "history" / "runs"
+        handle.write(DEFAULT_INSTANCE_YAML.format(runs=json.dumps(str(runs))))  # a YAML string
     try:
         os.link(temporary, target)   # never replaces a file another run wrote meanwhile
     except FileExistsError:

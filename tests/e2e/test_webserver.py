@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from langchef_core.demo import build_demo_workspace
+from langchef_pipeline.materialize import ensure_instance_yaml
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = "eager-hedging"
@@ -41,7 +42,7 @@ def webserver(tmp_path):
     workspace = tmp_path / "evals"
     build_demo_workspace(workspace)
     home = tmp_path / "dagster_home"
-    home.mkdir()
+    ensure_instance_yaml(home)  # the instance `make dev` gives: its event log kept open
     port = free_port()
     environment = {**os.environ, "DAGSTER_HOME": str(home), "LANGCHEF_WORKSPACE": str(workspace)}
     log = open(tmp_path / "webserver.log", "w")
@@ -123,6 +124,12 @@ def test_webserver_lists_assets_and_runs_a_readout_like_the_cli(webserver, tmp_p
             break
         time.sleep(3)
     assert status == "SUCCESS", (tmp_path / "webserver.log").read_text()[-3000:]
+
+    # The webserver reads every event the run worker wrote through its kept-open event log.
+    events = graphql(url, """query($id: ID!) { logsForRun(runId: $id, limit: 5000) {
+        ... on EventConnection { events { __typename } } } }""", {"id": run_id})["logsForRun"]["events"]
+    kinds = [event["__typename"] for event in events]
+    assert "RunSuccessEvent" in kinds and kinds.count("MaterializationEvent") == len(assets), kinds
 
     ui_readout = workspace / "reports" / EXPERIMENT / "v1" / "readout.json"
     assert json.loads(ui_readout.read_text())["primary"]["verdict"] == "regression"
