@@ -7,8 +7,9 @@ langchef workspace's arm run (``example_id``, ``retrieved``) and qrels (``query_
 ``doc_id``, ``relevant``) as JSONL and as parquet. Each tool then runs in its own process
 and is timed from its files to per-query recall@k, MRR@k and nDCG@k and their means, with
 its own loader: pytrec_eval's ``parse_run``/``parse_qrel``, ranx's
-``Run.from_file``/``Qrels.from_file``, and langchef's ``RankedRun.from_file`` /
-``read_table`` → ``Judgements`` (the validation a readout applies) → ``Judgements.over`` →
+``Run.from_file``/``Qrels.from_file``, and langchef's ``scoring_inputs`` (the loader of
+``retrieval_metrics``: ``RankedRun.from_file`` and ``read_table`` → ``Judgements``, the
+validation a readout applies, the two files read side by side) → ``Judgements.over`` →
 ``score_run``, as a readout scores an arm. langchef validates every list whole and keeps
 each list's first k ids (``RankedRun.from_file(depth=k)``, which cuts a parquet file's
 lists batch by batch as they are decoded), as any caller that scores at k may. No table is
@@ -128,13 +129,9 @@ def write_files(folder: Path, docs, positive_query, positive_doc, n_queries, lis
 def run_langchef(folder: Path, k: int, suffix: str) -> dict:
     import langchef_pipeline  # noqa: F401  (the settings of a langchef process: pyarrow's allocator)
     from langchef_core.inputs.id_order import sorted_union
-    from langchef_core.inputs.tables import read_table
-    from langchef_core.scoring.retrieval.inputs import RankedRun
-    from langchef_core.scoring.retrieval.judgements import Judgements
-    from langchef_core.scoring.retrieval.metrics import score_run
+    from langchef_core.scoring.retrieval.metrics import score_run, scoring_inputs
 
-    run = RankedRun.from_file(folder / f"run{suffix}", file=f"run{suffix}", depth=k)
-    judgements = Judgements.from_frame(read_table(folder / f"qrels{suffix}"), file=f"qrels{suffix}")
+    run, judgements = scoring_inputs(folder / f"run{suffix}", folder / f"qrels{suffix}", k=k)
     # As a readout scores an arm: the positives' query codes come from the judgements.
     queries = sorted_union(run.queries, judgements.queries)
     judged = judgements.over(queries)

@@ -15,7 +15,9 @@ from langchef_core.inputs import tables
 from langchef_core.inputs.errors import InputError
 from langchef_core.inputs.threads import ahead
 from langchef_core.scoring.retrieval.inputs import RankedRun
-from langchef_core.scoring.retrieval.metrics import METRICS, score_run
+from langchef_core.scoring.retrieval import metrics
+from langchef_core.scoring.retrieval.judgements import Judgements
+from langchef_core.scoring.retrieval.metrics import METRICS, retrieval_metrics, score_run, scoring_inputs
 
 
 def arm_run(seed: int, rows: int = 300) -> dict:
@@ -75,6 +77,58 @@ def test_a_bad_id_past_the_depth_is_refused_as_when_the_run_is_read_whole(tmp_pa
         RankedRun.from_file(path, file="runs/a.parquet", depth=3)
     assert str(read_cut.value) == str(whole.value) and read_cut.value.row == whole.value.row == 201
     assert "item 9 of the list" in str(read_cut.value)
+
+
+def qrels_of(seed: int) -> dict:
+    r = np.random.default_rng(seed)
+    return {"query_id": [f"q{i}" for i in range(0, 330, 3)],
+            "doc_id": [f"d{d}" for d in r.integers(0, 60, 110)], "relevant": r.integers(0, 2, 110).tolist()}
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_retrieval_metrics_of_files_are_those_of_their_tables(tmp_path, suffix):
+    """``retrieval_metrics`` takes the files a user has, the run read to depth k; long runs too."""
+    run, qrels = arm_run(seed=11), qrels_of(seed=12)
+    run_path, qrels_path = write(tmp_path, "run" + suffix, run), write(tmp_path, "qrels" + suffix, qrels)
+    long = pd.DataFrame(RankedRun.from_frame(pd.DataFrame(run)).entries)
+    long_path = write(tmp_path, "long" + suffix, {column: long[column].tolist() for column in long})
+    for k in (1, 5, 20):
+        expected = retrieval_metrics(pd.DataFrame(run), pd.DataFrame(qrels), k=k)
+        pd.testing.assert_frame_equal(retrieval_metrics(run_path, qrels_path, k=k), expected)
+        pd.testing.assert_frame_equal(retrieval_metrics(str(long_path), str(qrels_path), k=k),
+                                      retrieval_metrics(long, pd.DataFrame(qrels), k=k))
+    read_run, judgements = scoring_inputs(run_path, qrels_path, k=5)
+    assert read_run.depth == 5 and read_run.file == str(run_path) and judgements.file == str(qrels_path)
+
+
+def test_a_run_file_and_its_qrels_file_are_read_side_by_side(tmp_path, monkeypatch):
+    """Each reader waits at a barrier the other must reach too: read one after the other,
+    the first would wait in vain."""
+    run_path = write(tmp_path, "run.parquet", arm_run(seed=3))
+    qrels_path = write(tmp_path, "qrels.parquet", qrels_of(seed=4))
+    both = threading.Barrier(2, timeout=10)
+    real_run, real_table = RankedRun.from_file.__func__, metrics.read_table
+    monkeypatch.setattr(RankedRun, "from_file",
+                        classmethod(lambda cls, *a, **o: (both.wait(), real_run(cls, *a, **o))[1]))
+    monkeypatch.setattr(metrics, "read_table", lambda *a, **o: (both.wait(), real_table(*a, **o))[1])
+    run, judgements = scoring_inputs(run_path, qrels_path, k=10)
+    assert isinstance(run, RankedRun) and isinstance(judgements, Judgements)
+
+
+def test_of_two_bad_files_the_runs_error_is_raised_and_a_bad_qrels_file_is_named(tmp_path):
+    run = arm_run(seed=6)
+    run["retrieved"][40] = ["d1", ""]
+    bad_run = write(tmp_path, "bad-run.parquet", run)
+    good_run = write(tmp_path, "run.parquet", arm_run(seed=6))
+    qrels = qrels_of(seed=7)
+    qrels["relevant"][9] = 7
+    bad_qrels = write(tmp_path, "qrels.parquet", qrels)
+    with pytest.raises(InputError) as both:
+        scoring_inputs(bad_run, bad_qrels, k=10)
+    assert both.value.file == str(bad_run) and both.value.row == 41
+    with pytest.raises(InputError) as qrels_only:
+        scoring_inputs(good_run, bad_qrels, k=10)
+    assert qrels_only.value.file == str(bad_qrels) and qrels_only.value.row == 10
 
 
 def test_ahead_keeps_the_order_raises_in_place_and_stops_early():
