@@ -101,9 +101,9 @@ def test_retrieval_metrics_of_files_are_those_of_their_tables(tmp_path, suffix):
     assert read_run.depth == 5 and read_run.file == str(run_path) and judgements.file == str(qrels_path)
 
 
-def test_a_run_file_and_its_qrels_file_are_read_side_by_side(tmp_path, monkeypatch):
-    """Each reader waits at a barrier the other must reach too: read one after the other,
-    the first would wait in vain."""
+def test_a_parquet_run_file_and_its_qrels_file_are_read_side_by_side(tmp_path, monkeypatch):
+    """A parquet run's reader and the qrels' wait at a barrier each must reach: read one after
+    the other, the first would wait in vain."""
     run_path = write(tmp_path, "run.parquet", arm_run(seed=3))
     qrels_path = write(tmp_path, "qrels.parquet", qrels_of(seed=4))
     both = threading.Barrier(2, timeout=10)
@@ -113,6 +113,12 @@ def test_a_run_file_and_its_qrels_file_are_read_side_by_side(tmp_path, monkeypat
     monkeypatch.setattr(metrics, "read_table", lambda *a, **o: (both.wait(), real_table(*a, **o))[1])
     run, judgements = scoring_inputs(run_path, qrels_path, k=10)
     assert isinstance(run, RankedRun) and isinstance(judgements, Judgements)
+    # A JSON-lines run, which pyarrow reads on every core, is read before the qrels.
+    monkeypatch.setattr(metrics, "on_threads", None)
+    jsonl_run = write(tmp_path, "run.jsonl", arm_run(seed=3))
+    monkeypatch.setattr(RankedRun, "from_file", classmethod(real_run))
+    monkeypatch.setattr(metrics, "read_table", real_table)
+    assert scoring_inputs(jsonl_run, qrels_path, k=10)[0].file == str(jsonl_run)
 
 
 def test_of_two_bad_files_the_runs_error_is_raised_and_a_bad_qrels_file_is_named(tmp_path):

@@ -159,9 +159,11 @@ def scoring_inputs(run, qrels, *, k: int) -> tuple[RankedRun, Judgements]:
     (parquet, JSON lines, CSV: ``read_table``), a run file kept to its first k ids as it is
     decoded (``RankedRun.from_file``).
 
-    Two files are read side by side: pyarrow decodes a parquet file's column on one thread,
-    so the qrels are read and checked while the run's ids decode (10^6 × 100 from parquet:
-    about 1.2 s of 10 s, issue 31). When both are wrong, the run's error is the one raised.
+    A parquet run file is read beside the qrels: pyarrow decodes a parquet column on one
+    thread, so the qrels are read and checked while the run's ids decode (10^6 × 100: about
+    1.2 s of 10 s, issue 31). Other run files are read first: pyarrow already reads JSON lines
+    and CSV on every core, and each read's memory is checked alone (``read_table``). When
+    both are wrong, the run's error is the one raised.
     """
     def built(which: str):
         given = run if which == "run" else qrels
@@ -173,8 +175,8 @@ def scoring_inputs(run, qrels, *, k: int) -> tuple[RankedRun, Judgements]:
             return Judgements.from_frame(read_table(Path(given), label=str(given)), file=str(given))
         return RankedRun.from_frame(given) if which == "run" else Judgements.from_frame(given)
 
-    reads_a_file = any(isinstance(given, (str, os.PathLike)) for given in (run, qrels))
-    built_run, judgements = (on_threads(built, ["run", "qrels"]) if reads_a_file
+    parquet_run = isinstance(run, (str, os.PathLike)) and Path(run).suffix == ".parquet"
+    built_run, judgements = (on_threads(built, ["run", "qrels"]) if parquet_run
                              else [built("run"), built("qrels")])
     return built_run, judgements
 
