@@ -9,7 +9,7 @@ and is timed from its files to per-query recall@k, MRR@k and nDCG@k and their me
 its own loader: pytrec_eval's ``parse_run``/``parse_qrel``, ranx's
 ``Run.from_file``/``Qrels.from_file``, and langchef's ``scoring_inputs`` (the loader of
 ``retrieval_metrics``: ``RankedRun.from_file`` and ``read_table`` → ``Judgements``, the
-validation a readout applies, the two files read side by side) → ``Judgements.over`` →
+validation a readout applies, a parquet run read beside its qrels) → ``Judgements.over`` →
 ``score_run``, as a readout scores an arm. langchef validates every list whole and keeps
 each list's first k ids (``RankedRun.from_file(depth=k)``, which cuts a parquet file's
 lists batch by batch as they are decoded), as any caller that scores at k may. No table is

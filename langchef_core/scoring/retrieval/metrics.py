@@ -161,7 +161,7 @@ def scoring_inputs(run, qrels, *, k: int) -> tuple[RankedRun, Judgements]:
 
     A parquet run file is read beside the qrels: pyarrow decodes a parquet column on one
     thread, so the qrels are read and checked while the run's ids decode (10^6 × 100: about
-    1.2 s of 10 s, issue 31). Other run files are read first: pyarrow already reads JSON lines
+    1 s of 9–10 s, issue 31). Other run files are read first: pyarrow already reads JSON lines
     and CSV on every core, and each read's memory is checked alone (``read_table``). When
     both are wrong, the run's error is the one raised.
     """
