@@ -1,8 +1,9 @@
 """Retrieval metrics from the files a user has: langchef against ranx and pytrec_eval.
 
 One seeded synthetic collection (N queries, each with a ranked list of D distinct documents
-from a corpus of 10^7, and 1-10 positives per query, about half of them ranked) is written to
-disk once, untimed, in each tool's own format: TREC run and qrels files for the peers, and a
+from a corpus of 10^7 or ``--corpus``, and 1-10 positives per query, about half of them
+ranked) is written to disk once, untimed, in each tool's own format: TREC run and qrels
+files for the peers, and a
 langchef workspace's arm run (``example_id``, ``retrieved``) and qrels (``query_id``,
 ``doc_id``, ``relevant``) as JSONL and as parquet. Each tool then runs in its own process
 and is timed from its files to per-query recall@k, MRR@k and nDCG@k and their means, with
@@ -24,6 +25,7 @@ so and why (``--run-all`` runs it anyway). The langchef workers run with a langc
 process's settings (``langchef_pipeline``: pyarrow's jemalloc allocator on Linux).
 
     python benchmarks/bench_retrieval.py --queries 100000 --docs 20
+    python benchmarks/bench_retrieval.py --queries 100000 --docs 100 --corpus 100000
     python benchmarks/bench_retrieval.py --queries 1000000 --docs 100 --files /tmp/bench-1m \
         --json benchmarks/results/retrieval.json
 """
@@ -50,19 +52,19 @@ LIBRARIES = ("langchef-jsonl", "langchef-parquet", "ranx", "pytrec_eval")
 PEER_BYTES_PER_ENTRY = {"pytrec_eval": 206.0, "ranx": 411.0}
 
 
-def generate(n_queries: int, list_length: int, seed: int):
+def generate(n_queries: int, list_length: int, seed: int, corpus: int = CORPUS):
     """Seeded collection as integer arrays: docs (query-major, rank order), positives."""
     rng = np.random.default_rng(seed)
-    start = rng.integers(0, CORPUS, n_queries)
-    # Stride below CORPUS / (2·list_length): list and unretrieved positives stay distinct.
-    stride = rng.integers(1, CORPUS // (2 * list_length), n_queries)
+    start = rng.integers(0, corpus, n_queries)
+    # Stride below corpus / (2·list_length): list and unretrieved positives stay distinct.
+    stride = rng.integers(1, corpus // (2 * list_length), n_queries)
     docs = np.empty(n_queries * list_length, np.int32)
     block = 50_000  # rows of the query × rank matrix per step, to keep temporaries small
     ranks = np.arange(list_length, dtype=np.int64)[None, :]
     for q0 in range(0, n_queries, block):
         q1 = min(n_queries, q0 + block)
         docs[q0 * list_length:q1 * list_length] = (
-            (start[q0:q1, None] + ranks * stride[q0:q1, None]) % CORPUS).ravel()
+            (start[q0:q1, None] + ranks * stride[q0:q1, None]) % corpus).ravel()
     n_positive = rng.integers(1, 11, n_queries)
     positive_query = np.repeat(np.arange(n_queries, dtype=np.int32), n_positive)
     index = np.arange(positive_query.size) - np.repeat(np.cumsum(n_positive) - n_positive, n_positive)
@@ -72,7 +74,7 @@ def generate(n_queries: int, list_length: int, seed: int):
     unit = units[rng.integers(0, units.size, n_queries)][positive_query]
     position = np.where(rng.random(positive_query.size) < 0.5,
                         (offset + index * unit) % list_length, list_length + index)
-    positive_doc = ((start[positive_query] + position * stride[positive_query]) % CORPUS).astype(np.int32)
+    positive_doc = ((start[positive_query] + position * stride[positive_query]) % corpus).astype(np.int32)
     return docs, positive_query, positive_doc
 
 
@@ -225,7 +227,7 @@ def beyond_the_cap(library: str, args) -> dict | None:
 
 def report(results: list[dict], args) -> str:
     lines = [f"recall/MRR/nDCG@{args.k} from files: {args.queries:,} queries × {args.docs} ranked docs, "
-             f"1-10 positives each, seed {args.seed}",
+             f"from a corpus of {args.corpus:,}, 1-10 positives each, seed {args.seed}",
              f"{'tool':<18}{'file → metrics s':>17}{'peak GB':>9}{'recall':>10}{'MRR':>10}{'nDCG':>10}"]
     for r in results:
         if "skipped" in r:
@@ -272,6 +274,9 @@ def main(argv=None) -> None:
     parser.add_argument("--docs", type=int, default=20, help="ranked documents per query")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--corpus", type=int, default=CORPUS,
+                        help="documents the lists are drawn from (default 10^7, so a parquet run's "
+                             "ids are stored as text; 10^5 keeps them as dictionary codes)")
     parser.add_argument("--libraries", default=",".join(LIBRARIES),
                         help="comma-separated subset of " + ", ".join(LIBRARIES))
     parser.add_argument("--memory-limit-gb", type=float, default=14.0,
@@ -291,14 +296,18 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory(prefix="langchef-bench-retrieval-") as scratch:
         args.dir = args.files or Path(scratch)
         stamp = args.dir / "settings.json"
-        settings = json.dumps({"queries": args.queries, "docs": args.docs, "seed": args.seed})
+        if args.corpus < 4 * args.docs:
+            parser.error("--corpus must be at least 4 × --docs (each list's ids are distinct)")
+        settings = json.dumps({"queries": args.queries, "docs": args.docs, "seed": args.seed,
+                               **({"corpus": args.corpus} if args.corpus != CORPUS else {})})
         if stamp.is_file() and stamp.read_text().strip() == settings:
             print(f"  reusing the files in {args.dir}", flush=True)
         else:
             args.dir.mkdir(parents=True, exist_ok=True)
             stamp.unlink(missing_ok=True)
             started = time.perf_counter()
-            write_files(args.dir, *generate(args.queries, args.docs, args.seed), args.queries, args.docs)
+            write_files(args.dir, *generate(args.queries, args.docs, args.seed, args.corpus),
+                        args.queries, args.docs)
             stamp.write_text(settings)  # last: a folder whose writing was cut short is written again
             print(f"  files written in {time.perf_counter() - started:.1f} s (untimed)", flush=True)
         results = []

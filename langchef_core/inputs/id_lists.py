@@ -28,15 +28,32 @@ def text_lists(array) -> pd.api.extensions.ExtensionArray | None:
                                          else pa.chunked_array([array]))
 
 
-def first_items(lists, n: int):
+def first_items(lists, n: int, text_type=None):
     """A pyarrow list array cut to each list's first ``n`` items, its ids copied (the uncut
     buffers can then be freed), when every list and item is present, non-empty text: what
     validation takes as it is. Otherwise the lists unchanged, so that validation finds the
-    bad entry where the file has it and names it."""
+    bad entry where the file has it and names it.
+
+    Lists of dictionary-coded text (a parquet column read with ``read_dictionary``) are cut
+    on their codes and only the kept ids decoded, as ``text_type`` (the column's list of text
+    type); when they are not all present, non-empty text they are decoded whole."""
     import pyarrow.compute as pc
+    if _is_coded_text_list_type(lists.type):
+        kept = pc.list_slice(lists, 0, n) if every_coded_id_present(lists) else lists
+        return kept.cast(text_type)
     if not _is_text_list_type(lists.type) or not every_id_present(lists):
         return lists
     return pc.list_slice(lists, 0, n)
+
+
+def every_coded_id_present(lists) -> bool:
+    """``every_id_present`` for lists of dictionary-coded text, read from the codes and the
+    dictionary (an empty or missing entry of the dictionary counts, used or not)."""
+    import pyarrow.compute as pc
+    if lists.null_count:
+        return False
+    flat = pc.list_flatten(lists)
+    return not (flat.null_count or flat.dictionary.null_count or has_empty_text(flat.dictionary))
 
 
 def every_id_present(lists) -> bool:
@@ -80,6 +97,15 @@ def _is_text_list_type(kind) -> bool:
     import pyarrow as pa
     return (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and \
         (pa.types.is_string(kind.value_type) or pa.types.is_large_string(kind.value_type))
+
+
+def _is_coded_text_list_type(kind) -> bool:
+    import pyarrow as pa
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or \
+            not pa.types.is_dictionary(kind.value_type):
+        return False
+    values = kind.value_type.value_type
+    return pa.types.is_string(values) or pa.types.is_large_string(values)
 
 
 LISTS_PER_BLOCK = 1 << 15

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import io
 import json
 import os
@@ -190,18 +191,52 @@ def _list_columns(path: Path, names: list[str], depth: dict[str, int]) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
     with _jemalloc_while_reading():
+        schema = pq.read_schema(path)
+        types = {name: schema.field(name).type for name in names}
+        coded = _dictionary_coded(path, [name for name in names if name in depth])
+        kept = {name: functools.partial(_kept, depth=depth.get(name), text_type=types[name])
+                for name in names}
         # Pages streamed through a small buffer: by default the whole compressed column
         # (0.7 GB of it at 10^8 ids) is read into memory first.
-        with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as source:
-            types = {name: source.schema_arrow.field(name).type for name in names}
+        with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20,
+                            read_dictionary=coded) as source:
             groups = source.metadata.num_row_groups
             if groups > 1 and (os.cpu_count() or 1) > 1:
-                return _row_groups_in_parallel(path, names, groups, types, depth)
+                return _row_groups_in_parallel(path, names, groups, types, kept, coded)
             parts: dict[str, list] = {name: [] for name in names}
             for batch in ahead(source.iter_batches(batch_size=BATCH_ROWS, columns=names)):
                 for name in names:
-                    parts[name].append(_kept(batch.column(name), depth.get(name)))
+                    parts[name].append(kept[name](batch.column(name)))
             return {name: pa.chunked_array(parts[name], type=types[name]) for name in names}
+
+
+# Bytes a list entry takes in a column chunk, at most, when every entry is a dictionary code:
+# a code is at most 4 bytes, while plain text takes 4 bytes of length and its own bytes.
+CODED_BYTES_PER_ENTRY = 4.0
+
+
+def _dictionary_coded(path: Path, names: list[str]) -> list[str]:
+    """The paths (``name.list.element``) of those lists of text whose column chunks hold
+    dictionary codes, so they can be read as codes (``read_dictionary``): repeated ids are
+    decoded once, and a list is cut to its first ids before any is decoded. pyarrow's writer
+    falls back from codes to plain text once a chunk's dictionary passes 1 MB, and reading
+    such a chunk as codes hashes every id again (4× slower, issue 31). The file does not say
+    which pages fell back, but plain text cannot take under 4 bytes an entry: a chunk below
+    that is codes, or mostly so (the rest is read correctly, only slower)."""
+    import pyarrow.parquet as pq
+    metadata = pq.read_metadata(path)
+    paths = []
+    for name in names:
+        leaves = [column for column in range(metadata.num_columns)
+                  if metadata.schema.column(column).path.split(".")[0] == name]
+        if len(leaves) != 1 or metadata.schema.column(leaves[0]).physical_type != "BYTE_ARRAY":
+            continue
+        chunks = [metadata.row_group(group).column(leaves[0]) for group in range(metadata.num_row_groups)]
+        if chunks and all(chunk.has_dictionary_page and chunk.num_values and
+                          chunk.total_uncompressed_size / chunk.num_values < CODED_BYTES_PER_ENTRY
+                          for chunk in chunks):
+            paths.append(metadata.schema.column(leaves[0]).path)
+    return paths
 
 
 # The default pool is one per process and several files may be read at once (a readout's
@@ -229,25 +264,25 @@ def _jemalloc_while_reading():
 
 
 def _row_groups_in_parallel(path: Path, names: list[str], groups: int, types: dict,
-                            depth: dict[str, int]) -> dict:
+                            kept: dict, coded: list[str]) -> dict:
     """The list columns of a file of several row groups, one row group per task on a thread
     per core (pyarrow decodes a column chunk on one thread; issue 31), chunks in file order."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     def read(group: int) -> dict:
-        with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as source:
+        with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20,
+                            read_dictionary=coded) as source:
             table = source.read_row_group(group, columns=names, use_threads=False)
-        return {name: [_kept(chunk, depth.get(name)) for chunk in table.column(name).chunks]
-                for name in names}
+        return {name: [kept[name](chunk) for chunk in table.column(name).chunks] for name in names}
 
     groups_read = on_threads(read, range(groups))
     return {name: pa.chunked_array([chunk for group in groups_read for chunk in group[name]],
                                    type=types[name]) for name in names}
 
 
-def _kept(lists, depth: int | None):
-    return lists if depth is None else first_items(lists, depth)
+def _kept(lists, *, depth: int | None, text_type):
+    return lists if depth is None else first_items(lists, depth, text_type)
 
 
 def _read_csv(path: Path, name: str) -> pd.DataFrame:

@@ -39,12 +39,23 @@ def write(folder, name: str, columns: dict, **options):
     return path
 
 
-@pytest.mark.parametrize("layout", ["one row group", "row groups of 23", "json lines"])
+LAYOUTS = {"one row group": {}, "row groups of 100": {"row_group_size": 100},
+           "plain text": {"use_dictionary": False},
+           "plain text in row groups of 23": {"use_dictionary": False, "row_group_size": 23},
+           "json lines": None}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_a_run_read_to_a_depth_is_the_run_cut_after_reading_it_whole(tmp_path, monkeypatch, layout):
+    """Parquet lists of ids kept as dictionary codes (pyarrow's default for 60 distinct ids)
+    are read as codes and cut before they are decoded; plain text is cut as it is decoded."""
     monkeypatch.setattr(tables, "BATCH_ROWS", 7)  # many batches, some cut, at every depth
     columns = arm_run(seed=len(layout))
-    options = {"row_group_size": 23} if layout == "row groups of 23" else {}
-    path = write(tmp_path, "run.jsonl" if layout == "json lines" else "run.parquet", columns, **options)
+    options = LAYOUTS[layout]
+    path = write(tmp_path, "run.jsonl" if options is None else "run.parquet", columns, **(options or {}))
+    if options is not None:
+        coded = tables._dictionary_coded(path, ["retrieved"]) == ["retrieved.list.element"]
+        assert coded == (not layout.startswith("plain"))
     positives = pd.DataFrame({"query_id": [f"q{i}" for i in range(0, 300, 3)],
                               "doc_id": [f"d{i % 60}" for i in range(0, 300, 3)]})
     for depth in (1, 4, 12, 50):
@@ -65,12 +76,39 @@ def test_a_run_read_to_a_depth_is_the_run_cut_after_reading_it_whole(tmp_path, m
     assert whole.depth is None and whole.lists.lists.to_pylist() == columns["retrieved"]
 
 
+def test_a_chunk_whose_dictionary_fell_back_to_plain_text_is_read_as_text(tmp_path):
+    """pyarrow's writer stops coding once a chunk's dictionary passes its limit (1 MB by
+    default; 64 bytes here) and writes the rest as plain text, which reading as codes would
+    hash again: such a column is read as text."""
+    columns = {"example_id": [f"q{i}" for i in range(300)],
+               "retrieved": [[f"d{10 * i + j}" for j in range(10)] for i in range(300)]}
+    fell_back = write(tmp_path, "fell-back.parquet", columns, dictionary_pagesize_limit=64)
+    assert tables._dictionary_coded(fell_back, ["retrieved"]) == []
+    coded = write(tmp_path, "coded.parquet", {"example_id": columns["example_id"],
+                                              "retrieved": [["d1", "d2"]] * 300})
+    assert tables._dictionary_coded(coded, ["retrieved"]) == ["retrieved.list.element"]
+    assert RankedRun.from_file(fell_back, depth=3).lists.lists.to_pylist() == \
+        [items[:3] for items in columns["retrieved"]]
+    # Lists whose leaf is named as older writers name it are found too; lists of numbers not.
+    older = write(tmp_path, "older.parquet", {"example_id": columns["example_id"],
+                                              "retrieved": [["d1", "d2"]] * 300},
+                  use_compliant_nested_type=False)
+    assert tables._dictionary_coded(older, ["retrieved"]) == ["retrieved.list.item"]
+    assert RankedRun.from_file(older, depth=1).lists.lists.to_pylist() == [["d1"]] * 300
+    numbers = write(tmp_path, "numbers.parquet", {"example_id": columns["example_id"],
+                                                  "retrieved": [[1, 2]] * 300})
+    assert tables._dictionary_coded(numbers, ["retrieved"]) == []
+
+
+@pytest.mark.parametrize("dictionary", [True, False])
 @pytest.mark.parametrize("bad", ["", None])
-def test_a_bad_id_past_the_depth_is_refused_as_when_the_run_is_read_whole(tmp_path, monkeypatch, bad):
+def test_a_bad_id_past_the_depth_is_refused_as_when_the_run_is_read_whole(tmp_path, monkeypatch, bad,
+                                                                          dictionary):
     monkeypatch.setattr(tables, "BATCH_ROWS", 7)
     columns = arm_run(seed=5)
     columns["retrieved"][200] = [f"d{i}" for i in range(8)] + [bad, "d99"]  # rank 9, batch 29
-    path = write(tmp_path, "run.parquet", columns)
+    path = write(tmp_path, "run.parquet", columns, use_dictionary=dictionary)
+    assert bool(tables._dictionary_coded(path, ["retrieved"])) == dictionary
     with pytest.raises(InputError) as whole:
         RankedRun.from_frame(tables.read_table(path, label="runs/a.parquet"), file="runs/a.parquet", depth=3)
     with pytest.raises(InputError) as read_cut:
