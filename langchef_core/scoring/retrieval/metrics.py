@@ -165,20 +165,27 @@ def scoring_inputs(run, qrels, *, k: int) -> tuple[RankedRun, Judgements]:
     and CSV on every core, and each read's memory is checked alone (``read_table``). When
     both are wrong, the run's error is the one raised.
     """
-    def built(which: str):
-        given = run if which == "run" else qrels
-        if isinstance(given, (RankedRun, Judgements)):
-            return given
-        if isinstance(given, (str, os.PathLike)):
-            if which == "run":
-                return RankedRun.from_file(given, depth=k)
-            return Judgements.from_frame(read_table(Path(given), label=str(given)), file=str(given))
-        return RankedRun.from_frame(given) if which == "run" else Judgements.from_frame(given)
+    def run_built() -> RankedRun:
+        if isinstance(run, RankedRun):
+            return run
+        return RankedRun.from_file(run, depth=k) if _is_path(run) else RankedRun.from_frame(run)
 
-    parquet_run = isinstance(run, (str, os.PathLike)) and Path(run).suffix == ".parquet"
-    built_run, judgements = (on_threads(built, ["run", "qrels"]) if parquet_run
-                             else [built("run"), built("qrels")])
+    def judgements_built() -> Judgements:
+        if isinstance(qrels, Judgements):
+            return qrels
+        if _is_path(qrels):
+            return Judgements.from_frame(read_table(Path(qrels), label=str(qrels)), file=str(qrels))
+        return Judgements.from_frame(qrels)
+
+    steps = [run_built, judgements_built]
+    parquet_run = _is_path(run) and Path(run).suffix == ".parquet"
+    built_run, judgements = (on_threads(lambda step: step(), steps) if parquet_run
+                             else [step() for step in steps])
     return built_run, judgements
+
+
+def _is_path(value) -> bool:
+    return isinstance(value, (str, os.PathLike))
 
 
 def score_run(run: RankedRun, positives: pd.DataFrame, judged_queries, *, k: int,
