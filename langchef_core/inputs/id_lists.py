@@ -22,7 +22,8 @@ def text_lists(array) -> pd.api.extensions.ExtensionArray | None:
     column would copy a gigabyte."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    if not _is_text_list_type(array.type) or array.null_count or pc.list_flatten(array).null_count:
+    if not (_is_text_list_type(array.type) or _is_coded_text_list_type(array.type)) or \
+            array.null_count or pc.list_flatten(array).null_count:
         return None
     return pd.arrays.ArrowExtensionArray(array if isinstance(array, pa.ChunkedArray)
                                          else pa.chunked_array([array]))
@@ -35,12 +36,12 @@ def first_items(lists, n: int, text_type=None):
     bad entry where the file has it and names it.
 
     Lists of dictionary-coded text (a parquet column read with ``read_dictionary``) are cut
-    on their codes and only the kept ids decoded, as ``text_type`` (the column's list of text
-    type); when they are not all present, non-empty text they are decoded whole."""
+    on their codes and stay codes: scoring looks each dictionary entry up once
+    (``ids.codes_among_in_blocks``), not each id. When they are not all present, non-empty
+    text they are decoded whole, as ``text_type`` (the column's list of text type)."""
     import pyarrow.compute as pc
     if _is_coded_text_list_type(lists.type):
-        kept = pc.list_slice(lists, 0, n) if every_coded_id_present(lists) else lists
-        return kept.cast(text_type)
+        return pc.list_slice(lists, 0, n) if every_coded_id_present(lists) else lists.cast(text_type)
     if not _is_text_list_type(lists.type) or not every_id_present(lists):
         return lists
     return pc.list_slice(lists, 0, n)
@@ -52,14 +53,19 @@ def every_coded_id_present(lists) -> bool:
     import pyarrow.compute as pc
     if lists.null_count:
         return False
+    import pyarrow as pa
     flat = pc.list_flatten(lists)
-    return not (flat.null_count or flat.dictionary.null_count or has_empty_text(flat.dictionary))
+    return not (flat.null_count or any(
+        chunk.dictionary.null_count or has_empty_text(chunk.dictionary)
+        for chunk in (flat.chunks if isinstance(flat, pa.ChunkedArray) else [flat])))
 
 
 def every_id_present(lists) -> bool:
-    """Whether a pyarrow list array of text has no missing list, no missing id and no
-    empty id: what a ranked run's validation takes as it stands."""
+    """Whether a pyarrow list array of text (plain or dictionary-coded) has no missing list,
+    no missing id and no empty id: what a ranked run's validation takes as it stands."""
     import pyarrow.compute as pc
+    if _is_coded_text_list_type(lists.type):
+        return every_coded_id_present(lists)
     if lists.null_count:
         return False
     flat = pc.list_flatten(lists)
@@ -82,8 +88,10 @@ def has_empty_text(text) -> bool:
 
 
 def is_text_lists(dtype) -> bool:
-    """Whether a pandas dtype is an Arrow list of text (the form ``text_lists`` builds)."""
-    return isinstance(dtype, pd.ArrowDtype) and _is_text_list_type(dtype.pyarrow_dtype)
+    """Whether a pandas dtype is an Arrow list of text, plain or dictionary-coded (the forms
+    ``text_lists`` builds)."""
+    return isinstance(dtype, pd.ArrowDtype) and (_is_text_list_type(dtype.pyarrow_dtype) or
+                                                 _is_coded_text_list_type(dtype.pyarrow_dtype))
 
 
 def arrow_of(series: pd.Series):

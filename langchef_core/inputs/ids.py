@@ -207,14 +207,16 @@ def codes_among_in_blocks(keys, key_block: np.ndarray, values, value_bounds) -> 
     sorting and binary search, every match confirmed on the two texts, so the codes are
     exactly ``codes_among``'s: pyarrow's hash tables of text cost about 150 ns a value even
     in cache (4 s for the 10^7 top-10 ids of 10^6 queries, issue 31). A block whose keys hold
-    two different texts with one fingerprint is coded by ``codes_among`` itself."""
+    two different texts with one fingerprint is coded by ``codes_among`` itself. Values
+    that are dictionary codes (a parquet run read as codes) are joined through their
+    dictionaries (``_codes_through_dictionaries``)."""
     import pyarrow as pa
     keys, values = _one_text_type(keys, values)
     key_codes = np.empty(len(keys), np.int64)
     value_codes = np.empty(len(values), np.int64)
     key_block = np.asarray(key_block, dtype=np.int64)
-    fingerprinted = keys.null_count == 0 and values.null_count == 0  # missing ids: hashed as before
-    key_prints = text_fingerprints(keys) if fingerprinted else None
+    key_prints = text_fingerprints(keys) if keys.null_count == 0 else None  # missing ids: hashed
+    block_codes = _codes_through_dictionaries if pa.types.is_dictionary(values.type) else _block_codes
     few = len(value_bounds) <= 1 << 15  # block numbers fit 16 bits: a linear radix sort
     order = np.argsort(key_block.astype(np.int16) if few else key_block, kind="stable")
     splits = np.searchsorted(key_block[order], np.arange(len(value_bounds) - 1), side="right")
@@ -222,14 +224,42 @@ def codes_among_in_blocks(keys, key_block: np.ndarray, values, value_bounds) -> 
     def code(block_rows) -> None:  # each block writes its own rows and values only
         block, rows = block_rows
         start, stop = int(value_bounds[block]), int(value_bounds[block + 1])
-        block_values = values.slice(start, stop - start)
-        coded = _codes_by_fingerprint(keys, rows, key_prints[rows], block_values) if fingerprinted else None
-        if coded is None:
-            taken = keys.take(pa.array(rows)) if rows.size != len(keys) else keys
-            coded = codes_among(taken, block_values)
-        key_codes[rows], value_codes[start:stop] = coded
+        key_codes[rows], value_codes[start:stop] = block_codes(keys, rows, key_prints,
+                                                               values.slice(start, stop - start))
     on_threads(code, enumerate(np.split(order, splits)[:-1]))  # the last piece is empty
     return key_codes, value_codes
+
+
+def _block_codes(keys, rows, key_prints, values) -> tuple[np.ndarray, np.ndarray]:
+    """``codes_among(keys.take(rows), values)``, by fingerprints where no id is missing."""
+    import pyarrow as pa
+    coded = None
+    if key_prints is not None and values.null_count == 0:
+        coded = _codes_by_fingerprint(keys, rows, key_prints[rows], values)
+    if coded is None:
+        taken = keys.take(pa.array(rows)) if rows.size != len(keys) else keys
+        coded = codes_among(taken, values)
+    return coded
+
+
+def _codes_through_dictionaries(keys, rows, key_prints, values) -> tuple[np.ndarray, np.ndarray]:
+    """``_block_codes`` of dictionary-coded values: the keys are looked up among each chunk's
+    dictionary and every value takes its entry's code, so an id repeated across the block's
+    lists is looked up and confirmed once (10^6 × 100 from a corpus of 10^5: nearly every
+    listed id is some query's positive, issue 31). A chunk whose dictionary outnumbers its
+    values, or with a missing code, is decoded and coded as text."""
+    import pyarrow as pa
+    text_type, key_codes, parts = values.type.value_type, None, []
+    for chunk in values.chunks if isinstance(values, pa.ChunkedArray) else [values]:
+        if len(chunk.dictionary) <= len(chunk) and chunk.null_count == 0:
+            key_codes, entry_codes = _block_codes(keys, rows, key_prints, chunk.dictionary)
+            parts.append(entry_codes[chunk.indices.to_numpy()])
+        else:
+            key_codes, chunk_codes = _block_codes(keys, rows, key_prints, chunk.cast(text_type))
+            parts.append(chunk_codes)
+    if key_codes is None:  # no values: the keys' codes alone
+        key_codes = _block_codes(keys, rows, key_prints, pa.array([], text_type))[0]
+    return key_codes, np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 def _codes_by_fingerprint(keys, rows, key_prints, values):
@@ -343,12 +373,14 @@ def _slice_fingerprints(chunk) -> np.ndarray:
 
 def _one_text_type(keys, values):
     """Keys (in one chunk) and values as Arrow text of one type: Arrow text values as they
-    are (a cast of 10^7 ids would copy them), the few keys cast to their type."""
+    are (a cast of 10^7 ids would copy them; dictionary-coded text stays codes), the few
+    keys cast to their type."""
     import pyarrow as pa
-    if not (isinstance(values, (pa.Array, pa.ChunkedArray))
-            and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))):
-        values = large_text(values)
-    return _combined(large_text(keys)).cast(values.type), values
+    text_type = values.type if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.null()
+    text_type = text_type.value_type if pa.types.is_dictionary(text_type) else text_type
+    if not (pa.types.is_string(text_type) or pa.types.is_large_string(text_type)):
+        values, text_type = large_text(values), pa.large_string()
+    return _combined(large_text(keys)).cast(text_type), values
 
 
 def repeated_rows(*columns) -> np.ndarray:

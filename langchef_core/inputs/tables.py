@@ -180,7 +180,8 @@ def _read_parquet(path: Path, list_depth: dict[str, int]) -> pd.DataFrame:
 
 def _list_columns(path: Path, names: list[str], depth: dict[str, int]) -> dict:
     """The list columns of a parquet file as chunked arrays, read 64Ki rows at a time, each
-    batch decoded while the one before is kept (and cut to ``depth``, ``first_items``).
+    batch decoded while the one before is kept (and cut to ``depth``, ``first_items``: ids
+    stored as dictionary codes stay codes).
 
     A 10^8-id column read in one piece takes about twice its size while it is decoded, and
     pyarrow's default allocator (mimalloc) spends most of that read in page faults: about
@@ -188,7 +189,6 @@ def _list_columns(path: Path, names: list[str], depth: dict[str, int]) -> dict:
     jemalloc (issue 19). Buffers keep the pool they came from, so switching the default
     pool back afterwards is safe.
     """
-    import pyarrow as pa
     import pyarrow.parquet as pq
     with _jemalloc_while_reading():
         schema = pq.read_schema(path)
@@ -207,7 +207,7 @@ def _list_columns(path: Path, names: list[str], depth: dict[str, int]) -> dict:
             for batch in ahead(source.iter_batches(batch_size=BATCH_ROWS, columns=names)):
                 for name in names:
                     parts[name].append(kept[name](batch.column(name)))
-            return {name: pa.chunked_array(parts[name], type=types[name]) for name in names}
+            return {name: _one_column(parts[name], types[name]) for name in names}
 
 
 # Bytes a list entry takes in a column chunk, at most, when every entry is a dictionary code:
@@ -267,7 +267,6 @@ def _row_groups_in_parallel(path: Path, names: list[str], groups: int, types: di
                             kept: dict, coded: list[str]) -> dict:
     """The list columns of a file of several row groups, one row group per task on a thread
     per core (pyarrow decodes a column chunk on one thread; issue 31), chunks in file order."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     def read(group: int) -> dict:
@@ -277,12 +276,22 @@ def _row_groups_in_parallel(path: Path, names: list[str], groups: int, types: di
         return {name: [kept[name](chunk) for chunk in table.column(name).chunks] for name in names}
 
     groups_read = on_threads(read, range(groups))
-    return {name: pa.chunked_array([chunk for group in groups_read for chunk in group[name]],
-                                   type=types[name]) for name in names}
+    return {name: _one_column([chunk for group in groups_read for chunk in group[name]], types[name])
+            for name in names}
 
 
 def _kept(lists, *, depth: int | None, text_type):
     return lists if depth is None else first_items(lists, depth, text_type)
+
+
+def _one_column(chunks: list, text_type):
+    """The kept chunks of a column as one chunked array. Lists cut as codes stay codes
+    (``first_items``), unless some batch had to be decoded whole (a bad id, which validation
+    then names): then every chunk is text, as the column's type says."""
+    import pyarrow as pa
+    if chunks and all(chunk.type == chunks[0].type for chunk in chunks):
+        return pa.chunked_array(chunks)
+    return pa.chunked_array([chunk.cast(text_type) for chunk in chunks], type=text_type)
 
 
 def _read_csv(path: Path, name: str) -> pd.DataFrame:

@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from langchef_core.inputs import tables
@@ -48,20 +49,21 @@ LAYOUTS = {"one row group": {}, "row groups of 100": {"row_group_size": 100},
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_a_run_read_to_a_depth_is_the_run_cut_after_reading_it_whole(tmp_path, monkeypatch, layout):
     """Parquet lists of ids kept as dictionary codes (pyarrow's default for 60 distinct ids)
-    are read as codes and cut before they are decoded; plain text is cut as it is decoded."""
+    are read as codes, cut and scored as codes; plain text is cut as it is decoded."""
     monkeypatch.setattr(tables, "BATCH_ROWS", 7)  # many batches, some cut, at every depth
     columns = arm_run(seed=len(layout))
     options = LAYOUTS[layout]
     path = write(tmp_path, "run.jsonl" if options is None else "run.parquet", columns, **(options or {}))
+    coded = options is not None and not layout.startswith("plain")
     if options is not None:
-        coded = tables._dictionary_coded(path, ["retrieved"]) == ["retrieved.list.element"]
-        assert coded == (not layout.startswith("plain"))
+        assert coded == (tables._dictionary_coded(path, ["retrieved"]) == ["retrieved.list.element"])
     positives = pd.DataFrame({"query_id": [f"q{i}" for i in range(0, 300, 3)],
                               "doc_id": [f"d{i % 60}" for i in range(0, 300, 3)]})
     for depth in (1, 4, 12, 50):
         read_cut = RankedRun.from_file(path, file="run", depth=depth)
         cut_after = RankedRun.from_frame(tables.read_table(path), file="run", depth=depth)
         assert read_cut.depth == cut_after.depth == depth
+        assert pa.types.is_dictionary(read_cut.lists.lists.type.value_type) == coded
         assert np.array_equal(read_cut.queries, cut_after.queries)
         assert np.array_equal(read_cut.lists.rows, cut_after.lists.rows)
         assert np.array_equal(read_cut.lists.query_rank, cut_after.lists.query_rank)

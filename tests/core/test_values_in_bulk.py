@@ -247,6 +247,41 @@ def test_codes_among_in_blocks_is_codes_among_per_block(collide, monkeypatch):
         assert (got[0].tolist(), got[1].tolist()) == expected
 
 
+@pytest.mark.parametrize("collide", [False, True])
+def test_codes_among_in_blocks_of_dictionary_codes_are_those_of_their_texts(collide, monkeypatch):
+    """Values given as dictionary codes (a parquet run read as codes) give the codes of their
+    texts, whether a block's piece of a chunk is joined through the chunk's dictionary
+    (pyarrow's own coding; a dictionary holding every text twice and one never used, each
+    value coded by either copy) or, its dictionary larger than the piece, decoded."""
+    import pyarrow as pa
+
+    from langchef_core.inputs import ids
+    if collide:
+        monkeypatch.setattr(ids, "text_fingerprints", lambda text: np.zeros(len(text), np.uint64))
+    looked_up = []  # the lengths of the texts each block's keys were looked up among
+    block_codes = ids._block_codes
+    monkeypatch.setattr(ids, "_block_codes", lambda keys, rows, prints, values: (
+        looked_up.append(len(values)), block_codes(keys, rows, prints, values))[1])
+    rng = np.random.default_rng(8)
+    pool = [f"d{i}é" * int(rng.integers(1, 4)) for i in range(15)]
+    keys = [pool[int(v)] for v in rng.integers(0, 20, 60) if v < 15]
+    key_block = rng.integers(0, 3, len(keys))  # block 3 has no keys
+    bounds = np.array([0, 150, 330, 340, 420])  # block 2 holds 10 values: decoded
+    values = [pool[int(v)] for v in rng.integers(0, len(pool), int(bounds[-1]))]
+    expected = _per_block_codes(keys, key_block, values, bounds)
+    entries = pool * 2 + ["never listed"]
+    for text_type in (pa.string(), pa.large_string()):
+        both_copies = pa.DictionaryArray.from_arrays(
+            pa.array([pool.index(v) + 15 * int(rng.integers(0, 2)) for v in values[200:]], pa.int32()),
+            pa.array(entries, text_type))
+        column = pa.chunked_array([pa.array(values[:200], text_type).dictionary_encode(), both_copies])
+        looked_up.clear()
+        got = ids.codes_among_in_blocks(pd.Series(keys, dtype="str"), key_block, column, bounds)
+        assert (got[0].tolist(), got[1].tolist()) == expected
+        # Blocks 0, 1 and 3 among the dictionaries (15 and 31 texts), block 2 among its 10 ids.
+        assert sorted(looked_up) == [10, 15, 15, 31, 31]
+
+
 def test_text_fingerprints_equal_exactly_for_equal_texts():
     """Equal texts fingerprint alike whatever their array (offsets, chunks, string or
     large_string); the distinct texts here, of 0-40 bytes, all fingerprint differently."""
