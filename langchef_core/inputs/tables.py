@@ -30,8 +30,11 @@ MAX_TABLE_BYTES = 16 << 30
 # still use is refused before it is read, instead of being killed part way (``memory``).
 BULK_READ_FACTOR = 4
 LINE_READ_FACTOR = 10
-# Rows per batch of a parquet file's list columns: 64Ki lists of 100 ids are a few MB.
+# Rows per batch of a parquet file's list columns: 64Ki lists of 100 ids are a few MB. A
+# smaller file is read in at least BATCHES batches: each batch is cut while the next one
+# decodes, so only the last batch's cut is left once decoding ends (``_batch_rows``).
 BATCH_ROWS = 1 << 16
+BATCHES = 8
 
 def read_table(path: str | Path, *, label: str | None = None,
                list_depth: dict[str, int] | None = None) -> pd.DataFrame:
@@ -204,10 +207,17 @@ def _list_columns(path: Path, names: list[str], depth: dict[str, int]) -> dict:
             if groups > 1 and (os.cpu_count() or 1) > 1:
                 return _row_groups_in_parallel(path, names, groups, types, kept, coded)
             parts: dict[str, list] = {name: [] for name in names}
-            for batch in ahead(source.iter_batches(batch_size=BATCH_ROWS, columns=names)):
+            batches = source.iter_batches(batch_size=_batch_rows(source.metadata.num_rows), columns=names)
+            for batch in ahead(batches):
                 for name in names:
                     parts[name].append(kept[name](batch.column(name)))
             return {name: _one_column(parts[name], types[name]) for name in names}
+
+
+def _batch_rows(rows: int) -> int:
+    """Rows per batch: BATCH_ROWS, or fewer so that a file gives at least BATCHES batches
+    (10^5 lists of 100 ids read to depth 10: 0.54 s in two batches, 0.45 s in eight)."""
+    return max(1, min(BATCH_ROWS, -(-rows // BATCHES)))
 
 
 # Bytes a list entry takes in a column chunk, at most, when every entry is a dictionary code:

@@ -177,6 +177,23 @@ def test_of_two_bad_files_the_runs_error_is_raised_and_a_bad_qrels_file_is_named
     assert qrels_only.value.file == str(bad_qrels) and qrels_only.value.row == 10
 
 
+@pytest.mark.parametrize("rows, batches", [(300, 8), (70_000, 8), (600_000, 10), (5, 5)])
+def test_a_small_file_is_read_in_several_batches(tmp_path, monkeypatch, rows, batches):
+    """Each batch is cut while the next one decodes: a file of few rows is read in eight
+    batches, so the cut left after the last decode is an eighth of the file, not half; a
+    large file in batches of BATCH_ROWS."""
+    import pyarrow as pa
+    lengths = []
+    kept = tables._kept
+    monkeypatch.setattr(tables, "_kept", lambda lists, **options: (lengths.append(len(lists)),
+                                                                    kept(lists, **options))[1])
+    path = write(tmp_path, "run.parquet", {"example_id": pa.array(np.arange(rows)).cast(pa.string()),
+                                           "retrieved": pa.array([["d1", "d2"]] * rows)})
+    assert len(RankedRun.from_file(path, depth=1).queries) == rows
+    assert len(lengths) == batches and sum(lengths) == rows  # the lists, batch by batch
+    assert max(lengths) == min(-(-rows // 8), tables.BATCH_ROWS)
+
+
 def test_ahead_keeps_the_order_raises_in_place_and_stops_early():
     assert list(ahead(iter(range(1000)), buffered=3)) == list(range(1000))
 
