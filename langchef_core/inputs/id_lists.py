@@ -50,10 +50,10 @@ def first_items(lists, n: int, text_type=None):
 def every_coded_id_present(lists) -> bool:
     """``every_id_present`` for lists of dictionary-coded text, read from the codes and the
     dictionary (an empty or missing entry of the dictionary counts, used or not)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     if lists.null_count:
         return False
-    import pyarrow as pa
     flat = pc.list_flatten(lists)
     return not (flat.null_count or any(
         chunk.dictionary.null_count or has_empty_text(chunk.dictionary)

@@ -191,6 +191,8 @@ def codes_among(keys, values) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow as pa
     import pyarrow.compute as pc
     keys, values = _one_text_type(keys, values)
+    if pa.types.is_dictionary(values.type):  # the hash join takes text
+        values = values.cast(keys.type)
     both = pa.chunked_array([keys] + (values.chunks if isinstance(values, pa.ChunkedArray) else [values]),
                             type=values.type)
     found = pc.index_in(both, value_set=keys).fill_null(len(keys))

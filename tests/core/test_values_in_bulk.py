@@ -175,10 +175,12 @@ def test_text_ids_keep_arrow_text_and_refuse_what_canonical_ids_refuse():
             text_ids(frame, "id", "f")
 
 
+@pytest.mark.parametrize("coded", [False, True])
 @pytest.mark.parametrize("chunked", [False, True])
-def test_codes_among_joins_values_on_the_keys(chunked):
+def test_codes_among_joins_values_on_the_keys(chunked, coded):
     """Equal texts get equal codes across keys and values, different keys different codes,
-    and a value that is no key the one extra code len(keys)."""
+    and a value that is no key the one extra code len(keys); values given as dictionary
+    codes alike."""
     import pyarrow as pa
 
     from langchef_core.inputs.ids import codes_among
@@ -188,6 +190,8 @@ def test_codes_among_joins_values_on_the_keys(chunked):
     column = pa.array(values, pa.string())
     if chunked:
         column = pa.chunked_array([column[:123], column[123:]])
+    if coded:
+        column = column.dictionary_encode()
     key_codes, value_codes = codes_among(pd.Series(keys, dtype="str"), column)
     first = {}
     for position, key in enumerate(keys):
