@@ -78,6 +78,27 @@ def test_a_run_read_to_a_depth_is_the_run_cut_after_reading_it_whole(tmp_path, m
     assert whole.depth is None and whole.lists.lists.to_pylist() == columns["retrieved"]
 
 
+def test_lists_whose_arrow_type_is_a_dictionary_are_scored_as_their_text(tmp_path):
+    """A file written from Arrow dictionary-typed lists reads back as codes, read whole or to
+    a depth; validation, entries and every metric are those of the same lists as text."""
+    columns = arm_run(seed=9)
+    coded_type = pa.list_(pa.dictionary(pa.int32(), pa.string()))
+    coded = write(tmp_path, "coded.parquet", {"example_id": columns["example_id"],
+                                              "retrieved": pa.array(columns["retrieved"]).cast(coded_type)})
+    plain = write(tmp_path, "plain.parquet", columns)
+    positives = pd.DataFrame({"query_id": [f"q{i}" for i in range(0, 300, 2)],
+                              "doc_id": [f"d{i % 60}" for i in range(0, 300, 2)]})
+    for depth in (None, 3):
+        ours, theirs = (RankedRun.from_file(path, file="run", depth=depth) for path in (coded, plain))
+        assert pa.types.is_dictionary(ours.lists.lists.type.value_type)
+        assert ours.entries.equals(theirs.entries)
+        for k in (1, 3):
+            got, expected = (score_run(run, positives, positives["query_id"].unique(), k=k)[1]
+                             for run in (ours, theirs))
+            for metric in METRICS:
+                assert np.array_equal(got.values(metric), expected.values(metric), equal_nan=True)
+
+
 def test_a_chunk_whose_dictionary_fell_back_to_plain_text_is_read_as_text(tmp_path):
     """pyarrow's writer stops coding once a chunk's dictionary passes its limit (1 MB by
     default; 64 bytes here) and writes the rest as plain text, which reading as codes would
