@@ -200,10 +200,9 @@ def test_of_two_bad_files_the_runs_error_is_raised_and_a_bad_qrels_file_is_named
 
 @pytest.mark.parametrize("rows, batches", [(300, 8), (70_000, 8), (600_000, 10), (5, 5)])
 def test_a_small_file_is_read_in_several_batches(tmp_path, monkeypatch, rows, batches):
-    """Each batch is cut while the next one decodes: a file of few rows is read in eight
-    batches, so the cut left after the last decode is an eighth of the file, not half; a
-    large file in batches of BATCH_ROWS."""
-    import pyarrow as pa
+    """Each batch is cut while the next one decodes: a file of few rows is read in batches
+    of an eighth of its rows, so the cut left after the last decode is an eighth of the
+    file, not half; a large file in batches of BATCH_ROWS."""
     lengths = []
     kept = tables._kept
     monkeypatch.setattr(tables, "_kept", lambda lists, **options: (lengths.append(len(lists)),
