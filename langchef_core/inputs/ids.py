@@ -209,16 +209,15 @@ def codes_among_in_blocks(keys, key_block: np.ndarray, values, value_bounds) -> 
     sorting and binary search, every match confirmed on the two texts, so the codes are
     exactly ``codes_among``'s: pyarrow's hash tables of text cost about 150 ns a value even
     in cache (4 s for the 10^7 top-10 ids of 10^6 queries, issue 31). A block whose keys hold
-    two different texts with one fingerprint is coded by ``codes_among`` itself. Values
-    that are dictionary codes (a parquet run read as codes) are joined through their
-    dictionaries (``_codes_through_dictionaries``)."""
+    two different texts with one fingerprint is coded by ``codes_among`` itself. Dictionary
+    codes are joined through their dictionaries (``_codes_through_dictionaries``)."""
     import pyarrow as pa
     keys, values = _one_text_type(keys, values)
     key_codes = np.empty(len(keys), np.int64)
     value_codes = np.empty(len(values), np.int64)
     key_block = np.asarray(key_block, dtype=np.int64)
     key_prints = text_fingerprints(keys) if keys.null_count == 0 else None  # missing ids: hashed
-    block_codes = _codes_through_dictionaries if pa.types.is_dictionary(values.type) else _block_codes
+    coded = pa.types.is_dictionary(values.type)
     few = len(value_bounds) <= 1 << 15  # block numbers fit 16 bits: a linear radix sort
     order = np.argsort(key_block.astype(np.int16) if few else key_block, kind="stable")
     splits = np.searchsorted(key_block[order], np.arange(len(value_bounds) - 1), side="right")
@@ -226,54 +225,56 @@ def codes_among_in_blocks(keys, key_block: np.ndarray, values, value_bounds) -> 
     def code(block_rows) -> None:  # each block writes its own rows and values only
         block, rows = block_rows
         start, stop = int(value_bounds[block]), int(value_bounds[block + 1])
-        key_codes[rows], value_codes[start:stop] = block_codes(keys, rows, key_prints,
-                                                               values.slice(start, stop - start))
+        block_values, coder = values.slice(start, stop - start), _block_coder(keys, rows, key_prints)
+        key_codes[rows], value_codes[start:stop] = (
+            _codes_through_dictionaries(coder, block_values) if coded else coder(block_values))
     on_threads(code, enumerate(np.split(order, splits)[:-1]))  # the last piece is empty
     return key_codes, value_codes
 
 
-def _block_codes(keys, rows, key_prints, values) -> tuple[np.ndarray, np.ndarray]:
-    """``codes_among(keys.take(rows), values)``, by fingerprints where no id is missing."""
+def _block_coder(keys, rows, key_prints):
+    """A function giving ``codes_among(keys.take(rows), values)``, by fingerprints where no id
+    is missing, its keys' side built once: a block joins the dictionary of each chunk it
+    spans (about three at 10^5 lists)."""
     import pyarrow as pa
-    coded = None
-    if key_prints is not None and values.null_count == 0:
-        coded = _codes_by_fingerprint(keys, rows, key_prints[rows], values)
-    if coded is None:
+    lookup = _fingerprint_lookup(keys, rows, key_prints[rows]) if key_prints is not None else None
+
+    def codes(values) -> tuple[np.ndarray, np.ndarray]:
+        if lookup is not None and values.null_count == 0:
+            return lookup[0], lookup[1](values)
         taken = keys.take(pa.array(rows)) if rows.size != len(keys) else keys
-        coded = codes_among(taken, values)
-    return coded
+        return codes_among(taken, values)
+    return codes
 
 
-def _codes_through_dictionaries(keys, rows, key_prints, values) -> tuple[np.ndarray, np.ndarray]:
-    """``_block_codes`` of dictionary-coded values: the keys are looked up among each chunk's
-    dictionary and every value takes its entry's code, so an id repeated across the block's
-    lists is looked up and confirmed once (10^6 × 100 from a corpus of 10^5: nearly every
-    listed id is some query's positive, issue 31). A chunk whose dictionary outnumbers its
-    values, or with a missing code, is decoded and coded as text."""
+def _codes_through_dictionaries(code, values) -> tuple[np.ndarray, np.ndarray]:
+    """``code(values)`` (``_block_coder``) for dictionary codes: each chunk's dictionary is
+    coded and every value takes its entry's code, so an id many lists share is confirmed once
+    (issue 31). A chunk with more entries than values, or a missing code, is decoded."""
     import pyarrow as pa
     text_type, key_codes, parts = values.type.value_type, None, []
     for chunk in values.chunks if isinstance(values, pa.ChunkedArray) else [values]:
         if len(chunk.dictionary) <= len(chunk) and chunk.null_count == 0:
-            key_codes, entry_codes = _block_codes(keys, rows, key_prints, chunk.dictionary)
+            key_codes, entry_codes = code(chunk.dictionary)
             parts.append(entry_codes[chunk.indices.to_numpy()])
         else:
-            key_codes, chunk_codes = _block_codes(keys, rows, key_prints, chunk.cast(text_type))
+            key_codes, chunk_codes = code(chunk.cast(text_type))
             parts.append(chunk_codes)
     if key_codes is None:  # no values: the keys' codes alone
-        key_codes = _block_codes(keys, rows, key_prints, pa.array([], text_type))[0]
+        key_codes = code(pa.array([], text_type))[0]
     return key_codes, np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
-def _codes_by_fingerprint(keys, rows, key_prints, values):
-    """``codes_among(keys.take(rows), values)`` from the texts' fingerprints (``key_prints``
-    those of the taken keys), each match confirmed on the texts; None when two different
-    keys share a fingerprint (then only a hash table is exact)."""
+def _fingerprint_lookup(keys, rows, key_prints):
+    """The codes of ``keys.take(rows)`` (``key_prints`` their fingerprints) and a function
+    giving any text values' codes among them, as ``codes_among`` has both, each match
+    confirmed on the texts; None when two different keys share a fingerprint (then only a
+    hash table is exact)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    value_prints = text_fingerprints(values)
     n = rows.size
     if n == 0:
-        return np.zeros(0, np.int64), np.zeros(value_prints.size, np.int64)
+        return np.zeros(0, np.int64), lambda values: np.zeros(len(values), np.int64)
     order = np.argsort(key_prints, kind="stable")
     ordered = key_prints[order]
     same = ordered[1:] == ordered[:-1]
@@ -293,19 +294,23 @@ def _codes_by_fingerprint(keys, rows, key_prints, values):
     bits = np.uint64(size - 1)
     present = np.zeros(size, bool)
     present[key_prints & bits] = True
-    maybe = np.flatnonzero(present[value_prints & bits])
-    at = np.searchsorted(ordered, value_prints[maybe])
-    np.minimum(at, n - 1, out=at)
-    found = ordered[at] == value_prints[maybe]
-    candidates = maybe[found]
-    value_codes = np.full(value_prints.size, n, np.int64)
-    if candidates.size:
-        # The first key of a run of equal fingerprints, whose one text the value must have.
-        matched = order[at[found]]
-        # In one chunk first: a take from a chunked column concatenates all its chunks.
-        equal = pc.equal(_combined(values).take(pa.array(candidates)), keys.take(pa.array(rows[matched])))
-        confirmed = np.asarray(equal.to_numpy(zero_copy_only=False), dtype=bool)
-        value_codes[candidates[confirmed]] = key_codes[matched[confirmed]]
+
+    def value_codes(values) -> np.ndarray:
+        value_prints = text_fingerprints(values)
+        maybe = np.flatnonzero(present[value_prints & bits])
+        at = np.searchsorted(ordered, value_prints[maybe])
+        np.minimum(at, n - 1, out=at)
+        found = ordered[at] == value_prints[maybe]
+        candidates = maybe[found]
+        codes = np.full(value_prints.size, n, np.int64)
+        if candidates.size:
+            # The first key of a run of equal fingerprints, whose one text the value must have.
+            matched = order[at[found]]
+            # In one chunk first: a take from a chunked column concatenates all its chunks.
+            equal = pc.equal(_combined(values).take(pa.array(candidates)), keys.take(pa.array(rows[matched])))
+            confirmed = np.asarray(equal.to_numpy(zero_copy_only=False), dtype=bool)
+            codes[candidates[confirmed]] = key_codes[matched[confirmed]]
+        return codes
     return key_codes, value_codes
 
 

@@ -263,9 +263,12 @@ def test_codes_among_in_blocks_of_dictionary_codes_are_those_of_their_texts(coll
     if collide:
         monkeypatch.setattr(ids, "text_fingerprints", lambda text: np.zeros(len(text), np.uint64))
     looked_up = []  # the lengths of the texts each block's keys were looked up among
-    block_codes = ids._block_codes
-    monkeypatch.setattr(ids, "_block_codes", lambda keys, rows, prints, values: (
-        looked_up.append(len(values)), block_codes(keys, rows, prints, values))[1])
+    block_coder = ids._block_coder
+
+    def spied_coder(keys, rows, prints):
+        code = block_coder(keys, rows, prints)
+        return lambda values: (looked_up.append(len(values)), code(values))[1]
+    monkeypatch.setattr(ids, "_block_coder", spied_coder)
     rng = np.random.default_rng(8)
     pool = [f"d{i}é" * int(rng.integers(1, 4)) for i in range(15)]
     keys = [pool[int(v)] for v in rng.integers(0, 20, 60) if v < 15]
