@@ -10,7 +10,7 @@ import langchef_core as lc
 from langchef_core.inputs.errors import InputError
 from langchef_core.inputs.tables import read_table
 from langchef_core.scoring.retrieval import candidate_pool, long_run, qrels_table
-from langchef_core.scoring.retrieval.metrics import score_run
+from langchef_core.scoring.retrieval.metrics import LISTS_PER_BLOCK, lists_per_block, score_run
 
 
 def write_jsonl(path, records):
@@ -228,8 +228,20 @@ def test_ranked_entries_are_text_columns_as_pandas_would_infer_them():
     assert empty.entries["doc_id"].dtype == object and empty.queries.tolist() == ["q1"]
 
 
-@pytest.mark.parametrize("lists_per_block", [1 << 15, 1, 3])
-def test_arrow_lists_give_the_entries_python_lists_give(lists_per_block, monkeypatch):
+def test_lists_are_coded_in_as_few_blocks_as_allowed_all_of_one_size_but_the_last():
+    """Blocks of lists are coded on a thread per core: 10^5 lists in four blocks of 25,000,
+    not three of 32,768 and one of 1,696 that leave a core idle."""
+    assert [lists_per_block(n) for n in (0, 1, 32768, 32769, 100_000, 1_000_000)] == \
+        [1, 1, 32768, 16385, 25_000, 32_259]
+    for n in np.random.default_rng(3).integers(1, 10**7, 2000).tolist() + list(range(1, 200)):
+        per = lists_per_block(n)
+        blocks, last = -(-n // per), n - (-(-n // per) - 1) * per
+        assert per <= LISTS_PER_BLOCK and blocks == -(-n // LISTS_PER_BLOCK)
+        assert 0 <= per - last < blocks
+
+
+@pytest.mark.parametrize("block_limit", [1 << 15, 1, 3])
+def test_arrow_lists_give_the_entries_python_lists_give(block_limit, monkeypatch):
     """An Arrow list column (parquet, JSON lines read by pyarrow) is flattened without a
     Python string per entry into the very entries frame the per-item path builds, and scored
     from its lists cut at k, coded a block of lists at a time, to the same metrics; an empty
@@ -237,7 +249,7 @@ def test_arrow_lists_give_the_entries_python_lists_give(lists_per_block, monkeyp
     import pyarrow as pa
 
     from langchef_core.scoring.retrieval import metrics
-    monkeypatch.setattr(metrics, "LISTS_PER_BLOCK", lists_per_block)
+    monkeypatch.setattr(metrics, "LISTS_PER_BLOCK", block_limit)
     rng = np.random.default_rng(4)
     for _ in range(200):
         n = int(rng.integers(1, 30))
