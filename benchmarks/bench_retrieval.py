@@ -16,7 +16,9 @@ validation a readout applies, a parquet run read beside its qrels) → ``Judgeme
 each list's first k ids (``RankedRun.from_file(depth=k)``, which cuts a parquet file's
 lists batch by batch as they are decoded), as any caller that scores at k may. No table is
 built by one side and charged to the other. pytrec_eval's reciprocal rank has no cut-off, so it is also
-evaluated on the run cut at k, and that cut is part of its time. Peak resident memory is read
+evaluated on the run cut at k, and that cut is part of its time. Each tool's CPU time over
+the same span (all its threads) is printed too: langchef's, over the machine's cores, bounds
+the ratio it could reach there however well its work overlapped. Peak resident memory is read
 from each process's own rusage (``os.wait4``); the means are printed so agreement can be seen.
 Each process's data segment is capped (``--memory-limit-gb``); a tool that runs out fails
 alone, and the ratios against it use the time and memory it had used when it failed, so
@@ -178,7 +180,7 @@ IMPORTS = {"langchef": ("langchef_pipeline", "langchef_core.inputs.id_order",
 
 def worker(args) -> None:
     import importlib
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()  # the process's CPU: every thread's
     for module in IMPORTS[args.worker.split("-")[0]]:
         importlib.import_module(module)
     imported = time.perf_counter()
@@ -189,7 +191,8 @@ def worker(args) -> None:
     else:
         means = run_pytrec_eval(args.dir, args.k)
     print(json.dumps({"library": args.worker, "total_s": time.perf_counter() - started,
-                      "import_s": imported - started, "means": means}))
+                      "import_s": imported - started, "cpu_s": time.process_time() - cpu,
+                      "means": means}))
 
 
 def measure(library: str, args) -> dict:
@@ -241,8 +244,8 @@ def beyond_the_cap(library: str, args) -> dict | None:
 def report(results: list[dict], args) -> str:
     lines = [f"recall/MRR/nDCG@{args.k} from files: {args.queries:,} queries × {args.docs} ranked docs, "
              f"from a corpus of {args.corpus:,}, 1-10 positives each, seed {args.seed}",
-             f"{'tool':<18}{'file → metrics s':>17}{'imports s':>10}{'peak GB':>9}{'recall':>10}"
-             f"{'MRR':>10}{'nDCG':>10}"]
+             f"{'tool':<18}{'file → metrics s':>17}{'imports s':>10}{'CPU s':>8}{'peak GB':>9}"
+             f"{'recall':>10}{'MRR':>10}{'nDCG':>10}"]
     for r in results:
         if "skipped" in r:
             lines.append(f"{r['library']:<18} {r['skipped']}")
@@ -252,8 +255,8 @@ def report(results: list[dict], args) -> str:
                          f"{r['peak_rss_gb']:.2f} GB: {r['failed']}")
             continue
         m = r["means"]
-        lines.append(f"{r['library']:<18}{r['total_s']:>17.2f}{r['import_s']:>10.2f}{r['peak_rss_gb']:>9.2f}"
-                     f"{m['recall']:>10.6f}{m['mrr']:>10.6f}{m['ndcg']:>10.6f}")
+        lines.append(f"{r['library']:<18}{r['total_s']:>17.2f}{r['import_s']:>10.2f}{r['cpu_s']:>8.2f}"
+                     f"{r['peak_rss_gb']:>9.2f}{m['recall']:>10.6f}{m['mrr']:>10.6f}{m['ndcg']:>10.6f}")
     done = [r for r in results if "failed" not in r and "skipped" not in r]
     peers = [r for r in results if not r["library"].startswith("langchef") and "skipped" not in r]
     for ours in (r for r in done if r["library"].startswith("langchef")):
@@ -279,6 +282,10 @@ def _against(ours: dict, peers: list[dict]) -> str:
     if "failed" not in fastest:
         after = (fastest["total_s"] - fastest["import_s"]) / (ours["total_s"] - ours["import_s"])
         text += f"; {after:.2f}× it once both have imported their modules"
+    # However well its work overlaps, a process on c cores takes at least its CPU time / c.
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    text += (f"; its {ours['cpu_s']:.2f} CPU s on this machine's {cores} cores allow at most "
+             f"{seconds(fastest) * cores / ours['cpu_s']:.1f}× the faster peer")
     if finished:
         worst = max(abs(ours["means"][m] - p["means"][m]) for p in finished for m in ours["means"])
         text += f"; largest difference of a mean: {worst:.1e}"
