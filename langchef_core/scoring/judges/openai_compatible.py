@@ -18,7 +18,7 @@ The client (``http_session.py``; replies are read in ``replies.py``) is one
 by the in-flight ceiling, redirects never followed and ``trust_env=False`` (proxy variables
 and .netrc cannot reroute the key). A few hundred requests in flight cost one thread, not a
 few hundred, and about 0.3 ms of CPU each (httpx's AsyncClient, tried first, cost 2-6 ms:
-README "The judge's HTTP client").
+README "The LLM judge's client").
 
 Failure handling, in the order a call meets it:
 
