@@ -23,3 +23,17 @@ def test_the_demo_says_of_each_experiment_what_its_runs_hold(langchef, tmp_path)
         assert dict(zip(names, found.groups())) == {name: str(counted[name]) for name in names}
     reports = re.findall(r"report: (\S+index\.html)", result.stdout)
     assert len(reports) == 8 and all(Path(report).is_file() for report in reports)
+
+
+def test_the_demo_goes_where_workspace_says_before_or_after_the_command(monkeypatch):
+    # `langchef --workspace X demo` used to build the demo in demo-workspace: the demo's own
+    # default reset the option given before the command.
+    from langchef_pipeline.cli import build_parser
+
+    monkeypatch.setenv("LANGCHEF_WORKSPACE", "the-teams-evals")  # never the demo's folder
+    parse = build_parser().parse_args
+    assert parse(["--workspace", "before", "demo"]).workspace == "before"
+    assert parse(["demo", "--workspace", "after"]).workspace == "after"
+    from langchef_pipeline.cli.demo import demo_folder
+    assert demo_folder(parse(["demo"])) == "demo-workspace"
+    assert demo_folder(parse(["--workspace", "before", "demo"])) == "before"
