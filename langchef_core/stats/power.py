@@ -47,7 +47,11 @@ def z_multiplier(alpha: float, power: float) -> float:
 def detection_limit(n: int, discordant: int, *, alpha: float = 0.05, power: float = 0.80) -> float:
     """Smallest pass-rate difference this many goldens, with this many flips, could detect.
 
-    δ = (z₁₋α/₂ + z_power) · √(U / n), U = Wilson upper bound of discordant/n at ``alpha``.
+    The smallest δ at which the readout's own rule (Tango's interval clear of 0 and exact
+    McNemar p < α) reads the direction with probability ≥ ``power``, computed exactly at a
+    discordant rate of max(U, δ), U the Wilson upper bound of discordant/n at ``alpha``
+    (module docstring); inf when even every golden flipping one way would not be read. The
+    spec's normal formula is ``wilson_formula_limit``.
     """
     n = check_count(n, "n")
     discordant = check_count(discordant, "discordant")
