@@ -50,7 +50,8 @@ class AnchorReport:
     length: object
     status: object
     reference: AnchorRun | None
-    trend: list = field(default_factory=list)    # earlier runs: taken_at, judge, kappa, level
+    # Up to 20 earlier runs and this one: taken_at, judge_id, kappa, level, tp/fp/fn/tn.
+    trend: list = field(default_factory=list)
 
     @property
     def level(self) -> str:

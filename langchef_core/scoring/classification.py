@@ -1,7 +1,7 @@
 """Classification: per-example correctness ``predicted == ideal``, compared between arms.
 
 Correctness is binary by nature, so it goes through ``compare_binary`` unchanged (exact
-McNemar, seeded bootstrap interval, detection limit); nothing is thresholded or reduced.
+McNemar, Tango's score interval, detection limit); nothing is thresholded or reduced.
 Per-class counts show where the flips happened.
 
 Labels are compared as exact strings after one documented normalisation

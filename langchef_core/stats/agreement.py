@@ -9,8 +9,8 @@ judge's job:
         human fail        tp           fn
         human pass        fp           tn
 
-From that table come four rates, each with a Wilson interval, and Cohen's κ with its
-large-sample interval:
+From that table come four rates, each with a Wilson interval, and Cohen's κ with a
+smoothed percentile-bootstrap interval (and its large-sample standard error):
 
     TPR = tp/(tp+fn)   the share of human failures the judge also fails  (sensitivity)
     TNR = tn/(tn+fp)   the share of human passes the judge also passes   (specificity)
@@ -24,7 +24,7 @@ anchor, the judge's cited criterion is compared with the reviewer's: citing anot
 criterion (or none) is a criterion disagreement, reported separately and per criterion, so
 a judge that fails the right answers for the wrong reasons is visible.
 
-The length-bias probe asks whether, among answers the reviewers failed, the judge lets the
+The length-bias probe (``length_bias.py``) asks whether, among answers the reviewers failed, the judge lets the
 longer ones through more often: a rank test of the lengths of judge-passed against
 judge-failed failures.
 """

@@ -15,6 +15,13 @@ When profiles are nearly all distinct, drawing unit indices is cheaper and is us
 Profiles are kept sorted, so the result depends on the multiset of units, never on their
 order, and the same seed always gives the same interval.
 
+A readout uses this for the cost and latency statistics: ``resampled_counts`` draws the
+per-golden or per-cluster counts ``costs.py`` reads its percentiles from. The paired
+comparisons read Tango's score interval (pass/fail) and the t ∪ bootstrap-t interval
+(scores) instead; ``percentile_interval`` over ``Profiles`` stays as the reference their
+tests compare against (``tests/core/test_small_sample_reference.py``,
+``tests/core/test_compare_binary.py``).
+
 Reference: Efron & Tibshirani (1993), An Introduction to the Bootstrap, ch. 13 (percentile
 interval); Davison & Hinkley (1997), Bootstrap Methods and their Application, §3.8
 (resampling clusters).
@@ -46,22 +53,6 @@ class Profiles:
     @property
     def units(self) -> int:
         return int(self.multiplicity.sum())
-
-
-def profiles_of_pairs(differences: np.ndarray) -> Profiles:
-    """One unit per pair (size 1): the distinct differences and their counts."""
-    values, counts = np.unique(differences, return_counts=True)
-    return Profiles(values.astype(float), np.ones(values.size), counts)
-
-
-def profiles_of_clusters(totals: np.ndarray, sizes: np.ndarray) -> Profiles:
-    """One unit per cluster: distinct (cluster total, cluster size) pairs and their counts."""
-    order = np.lexsort((sizes, totals))
-    totals, sizes = totals[order], sizes[order]
-    first = np.r_[True, (totals[1:] != totals[:-1]) | (sizes[1:] != sizes[:-1])]
-    starts = np.flatnonzero(first)
-    counts = np.diff(np.r_[starts, totals.size])
-    return Profiles(totals[starts].astype(float), sizes[starts].astype(float), counts)
 
 
 def percentile_interval(profiles: Profiles, *, alpha: float, resamples: int,

@@ -206,8 +206,9 @@ def continuous_detection_limit(sd: float, n: int, *, alpha: float = 0.05, power:
 def continuous_detection_limit_from_differences(differences, *, score_range: float,
                                                 alpha: float = 0.05,
                                                 power: float = 0.80) -> float:
-    """The detection limit of a run of real-valued differences, never 0:
-    (z₁₋α/₂ + z_power) · s_U/√n with s_U the larger of two upper bounds on the sd.
+    """The detection limit of a run of real-valued differences, never 0: the larger of
+    (z₁₋α/₂ + z_power) · s_U/√n, with s_U the larger of two upper bounds on the sd, and
+    ``rare_change_limit`` (rare changes of the whole score range, read once enough land).
 
     * What was seen: s·√((n − 1)/χ²_{α, n−1}), the one-sided 1 − α chi-square bound (exact
       for normal differences).
@@ -220,9 +221,9 @@ def continuous_detection_limit_from_differences(differences, *, score_range: flo
     The second bound is why a quiet run never claims near-infinite sensitivity: with every
     difference equal (sd 0) or nearly equal (one query moved by 0.001) the chi-square bound
     is 0 or close to it, yet a rare large change could hide in either run equally. 90
-    identical differences of a 0–1 metric give 5.3 points, next to the 6.0 points of a quiet
-    pass/fail run; a difference of 0/1 scores is better read by ``detection_limit`` on its
-    flips (the paired comparison does that).
+    identical differences of a 0–1 metric give 8.6 points (the s_U term alone 5.3), as a
+    quiet pass/fail run of 90 does (``detection_limit(90, 0)``); a difference of 0/1 scores
+    is better read by ``detection_limit`` on its flips (the paired comparison does that).
 
     References: Casella & Berger (2002), Statistical Inference §9.2 (chi-square bound on σ);
     Hanley & Lippman-Hand (1983), JAMA 249:1743-1745 (rule of three).

@@ -155,7 +155,8 @@ def compare_sequential(baseline, variant, *, binary: bool, alpha: float = 0.05,
                        ) -> SequentialComparison:
     """The paired comparison of the goldens seen so far, ``baseline``/``variant`` in traffic
     order, read from the always-valid sequence. Binary outcomes (pass/fail) also need the
-    mixture-SPRT p below alpha for a direction, as the exact test is needed at fixed n."""
+    flips' always-valid p below alpha for a direction (the mixture SPRT; the betting
+    e-process over clusters), as the exact test is needed at fixed n."""
     alpha, margin = check_alpha(alpha), check_margin(margin)
     before, after = _as_pairs(baseline, variant, binary)
     differences = after - before
@@ -302,7 +303,8 @@ def sequential_detection_limit(differences, budget: int, *, alpha: float = 0.05,
                                power: float = 0.80) -> float:
     """The smallest true difference the sequence would exclude zero for, by the end of the
     budget, with about ``power``: its half-width at ``budget`` under the spread seen so far
-    (never below a small-sample floor), plus z_power standard errors."""
+    (never below a small-sample floor), plus enough standard errors of its stake-weighted
+    centre for power/(1 − alpha) (``_limit_at_variance``)."""
     d = np.asarray(differences, dtype=float)
     # On the [0, 1] scale the spread is at most 1/4; bound it from below so a quiet start
     # does not promise a resolution the remaining goldens cannot give.

@@ -8,8 +8,8 @@ bootstrap of D_w undercovers when a thin slice gets a large target weight (180 +
 goldens weighted 50/50 with 10% flips: 8.6% false positives); the adjusted Wald interval
 held 1.4% there and ≥ 95.5% coverage with effects (it errs wide). Kish's effective sample
 size n_eff = 1/Σ_g (w_g²/n_g) says how many goldens the weighted estimate is worth; the
-readout warns when it is below half the goldens or when a slice with target weight ≥ 0.2
-has fewer than 10 flips.
+readout warns when it is below half the goldens or when a slice with target weight ≥ 0.2,
+at least twice its share of the goldens, has fewer than 10 flips.
 
 With clusters (users), D_w is a contrast of the slice means and its interval is the
 cluster-robust CR2 t interval of ``cluster_robust.weighted_cluster_robust_t``, whether the

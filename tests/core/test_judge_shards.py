@@ -104,7 +104,7 @@ def test_a_plan_the_budget_or_the_threads_cannot_cover_is_refused_before_any_cal
     with pytest.raises(JudgeBudgetError, match="needs at least 40 endpoint calls, but the "
                                                "per-run budget max_calls is 39"):
         plan_shards(make_judge(server, max_calls=39, max_concurrency=8), items, 4)
-    with pytest.raises(InputError, match="judging in 8 shards needs at least one worker thread "
+    with pytest.raises(InputError, match="judging in 8 shards needs at least one request in flight "
                                          "per shard, but the judge's max_concurrency is 4"):
         plan_shards(make_judge(server, max_concurrency=4), items, 8)
     assert server.calls == 0

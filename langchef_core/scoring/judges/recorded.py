@@ -2,14 +2,13 @@
 
 The run file carries ``verdict`` (pass/fail), ``criterion`` (the one criterion a fail
 cites) and ``judge`` (the id of the judge that gave it). Nothing is re-judged: the verdicts
-pass through after three checks, each of which names the file, column and row it rejects:
+pass through after four checks, each of which names the file, column and row it rejects:
 
 - every verdict is "pass" or "fail" (True/False are read as pass/fail);
 - every row was judged by the pinned judge (the design's ``id``) — a verdict from another
   judge cannot be passed off as the pinned one;
 - a cited criterion belongs to the design's criteria, when those are known; case does not
-  matter (``Correctness`` is ``correctness``) and the design's spelling is kept.
-
+  matter (``Correctness`` is ``correctness``) and the design's spelling is kept;
 - every fail cites a criterion, when the design lists criteria: a fail without one is
   refused (file, row), not counted as unattributed.
 

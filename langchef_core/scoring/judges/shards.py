@@ -65,7 +65,8 @@ def shares(total: int, weights: list[int]) -> list[int]:
 
 @dataclass(frozen=True)
 class Shard:
-    """One shard's work: its items per run (label → items table), its thread and call shares."""
+    """One shard's work: its items per run (label → items table), its shares of the in-flight
+    ceiling and of the call budget."""
 
     index: int
     shards: int
@@ -120,7 +121,7 @@ def plan_shards(judge, items: dict[str, pd.DataFrame], shards: int) -> list[Shar
     if not calls_a_model(judge):
         return [Shard(0, 1, {}, 0, 0, None)]
     if shards > judge.max_concurrency:
-        raise InputError(f"judging in {shards} shards needs at least one worker thread per "
+        raise InputError(f"judging in {shards} shards needs at least one request in flight per "
                          f"shard, but the judge's max_concurrency is {judge.max_concurrency}",
                          hint=f"raise max_concurrency in the design's judge to {shards} or "
                               f"more, or judge in at most {judge.max_concurrency} shards")
@@ -159,7 +160,7 @@ def _pending(judge: OpenAICompatibleJudge, items: dict[str, pd.DataFrame]) -> se
 
 
 def judge_shard(judge, shard: Shard, *, progress=None) -> ShardResult:
-    """Judge one shard's items within its thread and call shares, in PROGRESS_STEPS slices
+    """Judge one shard's items within its in-flight and call shares, in PROGRESS_STEPS slices
     (``progress(done, total)`` after each), every verdict going to the shared cache."""
     total = shard.size
     if total == 0 or not isinstance(judge, OpenAICompatibleJudge):
