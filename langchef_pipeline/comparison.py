@@ -1,5 +1,6 @@
 """Comparison: the paired verdict on the primary metric, the criterion attribution, and the
-retrieval metrics, all read from the seeded bootstrap interval."""
+retrieval metrics, each read from its interval (Tango's score interval for rates, joined
+with the cluster-robust t over clusters; the t ∪ bootstrap-t interval for scores)."""
 
 
 import math
@@ -42,8 +43,8 @@ def retrieval_comparison(design: DesignState, arm_runs: dict, qrels: TableLoad, 
 @measured
 def paired_comparison(design: DesignState, item_scores: ItemScores,
                       retrieval_comparison) -> dg.MaterializeResult:
-    """The pre-registered primary metric, compared on paired goldens: exact McNemar, seeded
-    bootstrap interval (which decides the verdict), and the smallest detectable effect."""
+    """The pre-registered primary metric, compared on paired goldens: exact McNemar, the
+    interval that decides the verdict, and the smallest detectable effect."""
     try:
         result = core.primary_result(design.design, item_scores, retrieval_comparison)
     except InputError as refusal:  # e.g. "seeds" that are one checkpoint re-run

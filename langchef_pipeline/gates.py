@@ -76,8 +76,9 @@ def approved_before_traffic(arm_runs: dict, design: DesignState) -> dg.AssetChec
 @measured
 def runs_are_complete(arm_runs: dict, design: DesignState, goldens: TableLoad) -> dg.AssetCheckResult:
     """Runs exist for exactly the design's two arms and score every golden of the suite in
-    both, in every training seed of a seeded arm (no interim looks: the readout waits until
-    all are scored)."""
+    both, in every training seed of a seeded arm (a fixed-n design has no interim looks: the
+    readout waits until all are scored; a sequential design's look needs the first n goldens
+    in traffic order)."""
     skipped = not_evaluated([goldens, *arm_runs.values()])
     if skipped:
         return skipped

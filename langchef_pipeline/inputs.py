@@ -71,7 +71,7 @@ def pools(workspace: WorkspaceResource, design: DesignState) -> dg.MaterializeRe
 
 def _optional_table(workspace: WorkspaceResource, state: DesignState, kind: str, *, needed: bool) -> TableLoad:
     """A suite table the design may not use: absent and unused is fine, absent and needed is
-    a failure, present is always validated."""
+    a failure, present is validated for a retrieval design (for any other, never read)."""
     space, design = workspace.get(), state.design
     path = space.qrels_path(design.suite) if kind == "qrels" else space.pools_path(design.suite)
     if design.retrieval is None or (not path.exists() and not needed):

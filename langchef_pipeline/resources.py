@@ -48,5 +48,5 @@ class JudgeResource(dg.ConfigurableResource):
         judge = build_judge(design.judge.to_dict(), cache_path=cache,
                             criteria=list(design.criteria))
         line = judging_progress() if hasattr(judge, "progress") else None
-        # The live line of `langchef readout` (progress.py): how verdicts arrive, not which.
+        # The live line of `langchef readout` (judging_line.py): how verdicts arrive, not which.
         return dataclasses.replace(judge, progress=line) if line is not None else judge

@@ -30,7 +30,7 @@ from langchef_core.scoring.retrieval.inputs import keep_validated_frames
 
 _MEMORY: dict[str, tuple[tuple[int, int], object]] = {}
 _LOCK = threading.Lock()
-_KEPT = 64  # values of recent steps kept in memory (a readout writes 16 per partition)
+_KEPT = 64  # values of recent steps kept in memory (a readout writes about 20 per partition)
 
 
 def _stamp(path: Path) -> tuple[int, int]:

@@ -6,11 +6,11 @@
      "approved_at": "2024-05-01T12:00:00Z", "tool_version": "0.1.0",
      "underpowered": {...} | null, "power": {...}, "history": [earlier records]}
 
-The record pins the hash of the parsed design (langchef_core.designs.design), so an edit of any
-value afterwards leaves the record pointing at a design that no longer exists: the
-experiment shows as *revoked (edited after approval)* and the gate refuses it until a person
-approves the new version, which keeps the old record in ``history``. The file is written to
-a temporary name and renamed into place, so a reader never sees half a record.
+The record pins the hash of the parsed design (``Design.sha256``, designs/model.py), so an
+edit of any value afterwards leaves the record pointing at a design that no longer exists:
+the experiment shows as *revoked (edited after approval)* and the gate refuses it until a
+person approves the new version, which keeps the old record in ``history``. The file is
+written to a temporary name and renamed into place, so a reader never sees half a record.
 
 The file alone is not evidence: anyone who can write the workspace can write JSON. Every
 approval is also appended to the ledger (``langchef.sqlite``, hash-chained) in the same
@@ -333,8 +333,8 @@ def runs_on_record(workspace: Workspace, experiment: str,
                    approved_at: datetime | None) -> RunsOnRecord:
     """Count the rows of ``runs/<experiment>/`` and how many predate ``approved_at``.
 
-    Evidence for `langchef status` only: an unreadable file counts its rows as untimed,
-    and the readout's own gate decides.
+    Evidence for `langchef status` only: an unreadable file is skipped (its rows are not
+    counted), and the readout's own gate decides.
     """
     from ..inputs.tables import read_table
 

@@ -13,7 +13,8 @@ it when any of them is missing or lacks what the design needs:
 - the anchor set exists, parses, and fits the pinned judge (a recorded judge's anchors carry
   the upstream ``verdict`` and ``judge`` columns, every verdict from the pinned judge, every
   cited criterion one of the design's);
-- a retrieval primary has its qrels, and a sampled or hard-negative pool its pool file;
+- a retrieval primary has its qrels, and a sampled or hard-negative pool's pool file, when
+  there is one, parses (the runs may bring their candidates instead);
 - an arm without a run file while runs/<experiment>/ holds one of a near-miss name (a typo
   in the design or the file name; runs not written yet are fine).
 
@@ -162,7 +163,7 @@ def _goldens_problems(workspace: Workspace, design: Design) -> list[Problem]:
 
 def _order_problems(load: _Read, design: Design) -> list[Problem]:
     """The traffic order a sequential readout will sort the goldens by, read as it will be."""
-    from .stopping import traffic_order  # stopping builds on approval, which builds on this
+    from .stopping import traffic_order  # only a sequential design has a traffic order
 
     try:
         traffic_order(load.frame, design.stopping.order, file=load.label)

@@ -1,7 +1,7 @@
 """The ledger's identity and the pins of sequential looks: the rows that let a workspace
 notice a ledger that is not its own (an older copy, another workspace's) and a look that does
 not extend the looks before it. Methods of :class:`~.ledger.Ledger`; their readers are
-``designs/continuity.py`` and the sequential look check of ``designs/stopping.py``."""
+``designs/continuity.py`` and the sequential look check of ``designs/pins.py``."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from .parse_judge import judge_view, require_imported_criteria, require_score_ju
 from .yaml_source import normalise_text, parse_yaml
 
 _TOP_REQUIRED = ("experiment", "hypothesis", "suite", "arms", "kind", "primary")
-# A judge and its criteria are needed only where a judge decides (primary: pass_rate);
+# A judge and its criteria are needed only where a judge decides (primary: pass_rate or score);
 # accuracy and retrieval designs may leave both out.
 _JUDGED_REQUIRED = ("judge", "criteria")
 _TOP_OPTIONAL = ("judge", "criteria", "alpha", "power", "bootstrap", "margin", "retrieval", "slices", "cluster",

@@ -487,8 +487,8 @@ def text_ids(frame: pd.DataFrame, column: str, file: str):
 
 
 def large_text(column):
-    """Text ids as one pyarrow ``large_string`` array (chunks kept): Arrow-backed text without
-    a Python string per id, anything else converted value by value."""
+    """Text ids as pyarrow ``large_string`` (pyarrow input keeps its chunks; a pandas column
+    is one array): Arrow text without a Python string per id, else value by value."""
     import pyarrow as pa
     if isinstance(column, (pa.Array, pa.ChunkedArray)):
         return column.cast(pa.large_string())

@@ -41,8 +41,9 @@ def read_table(path: str | Path, *, label: str | None = None,
     """Read one table, chosen by extension; ``label`` is how the file is named in errors.
 
     The frame's index is the 1-based data row number, so every later error can name the row
-    a person would look at. JSON lines are parsed one by one so a broken line is reported
-    by number instead of as a parser offset.
+    a person would look at. JSON lines are parsed in bulk by pyarrow when that gives the
+    same frame (``columnar.read_jsonl_columns``), else one by one, so a broken line is
+    reported by number instead of as a parser offset.
 
     ``list_depth`` (column → n) lets a parquet file's lists of text in those columns be cut
     to their first n ids as they are decoded, wherever every list and id of a batch is

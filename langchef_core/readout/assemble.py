@@ -32,7 +32,7 @@ class ReadoutParts:
     design_sha256: str
     approved_by: str | None
     approved_at: str | None
-    inputs: dict                 # label -> {"file", "sha256", "rows"}
+    inputs: dict                 # label -> {"sha256", "rows"}
     inputs_sha256: str
     primary: dict                # a comparison's to_dict()
     criteria: list = field(default_factory=list)
@@ -56,7 +56,7 @@ class ReadoutParts:
 def gate_reasons(primary: dict, guardrails: list) -> list[str]:
     """Why the CI gate does not pass: a regression, a failed non-inferiority, a breach.
 
-    The same rules `langchef gate` re-derives from a readout (langchef_core.designs.gates), so a
+    The same rules `langchef gate` re-derives from a readout (langchef_core.readout.gate), so a
     readout's recorded gate can always be checked against its own content.
     """
     from .verdict import difference_text, is_rate, unsigned_size

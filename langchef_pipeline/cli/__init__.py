@@ -1,8 +1,9 @@
 """The `langchef` command line: pre-register, approve, read out and gate experiments.
 
-Every command accepts --workspace DIR (default: $LANGCHEF_WORKSPACE, else ./evals) and
---json for machine-readable output. Errors go to stderr as one sentence naming the file,
-field and row, and exit with status 2.
+Every command but `demo` accepts --workspace DIR (default: $LANGCHEF_WORKSPACE, else
+./evals) and --json for machine-readable output (`demo` takes --workspace alone, default
+demo-workspace). Errors go to stderr as one sentence naming the file, field and row, and
+exit with status 2.
 
 One module per command holds its parser (`register`), its run and its output; `output`
 holds what they share on the way out (the result, the error sentence), `options` what they

@@ -47,7 +47,8 @@ def register(commands, common) -> None:
     gate.add_argument("paths", nargs="+", metavar="PATH",
                       help="a readout.json, or the report folder holding it (several: the gate "
                            "passes when every one passes); relative paths are tried in the "
-                           "current folder, then in the workspace")
+                           "current folder, then under --workspace or $LANGCHEF_WORKSPACE "
+                           "when one is given")
     gate.add_argument("--fail-on-inconclusive", action="store_true",
                       help="also fail when the question was left open (inconclusive verdict, "
                            "or non-inferiority unresolved)")

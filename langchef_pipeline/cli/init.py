@@ -89,7 +89,8 @@ def register(commands, common) -> None:
     init = add_command(commands, "init", common, help="create an empty workspace",
                        description=DESCRIPTION, examples=EXAMPLES)
     init.add_argument("directory", nargs="?", metavar="DIR",
-                      help="where to create it (default: --workspace, else ./evals)")
+                      help="where to create it (default: --workspace, else $LANGCHEF_WORKSPACE, "
+                           "else ./evals)")
     init.add_argument("--ci", choices=("github", "gitlab"),
                       help="also write a CI file in the current folder (the repository root): "
                            ".github/workflows/langchef.yml or .gitlab-ci.yml, which reads out, "
