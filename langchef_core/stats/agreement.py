@@ -24,9 +24,9 @@ anchor, the judge's cited criterion is compared with the reviewer's: citing anot
 criterion (or none) is a criterion disagreement, reported separately and per criterion, so
 a judge that fails the right answers for the wrong reasons is visible.
 
-The length-bias probe (``length_bias.py``) asks whether, among answers the reviewers failed, the judge lets the
-longer ones through more often: a rank test of the lengths of judge-passed against
-judge-failed failures.
+The length-bias probe (``length_bias.py``) asks whether, among answers the reviewers
+failed, the judge lets the longer ones through more often: a rank test of the lengths of
+judge-passed against judge-failed failures.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ def command_line_section() -> str:
 
 def commands(parser: argparse.ArgumentParser, path=()):
     """Each command a person types (`design check`, not `design`) with its own parser."""
-    groups = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    groups = [action for action in parser._actions
+              if isinstance(action, argparse._SubParsersAction)]
     if not groups:
         yield " ".join(path), parser
     for group in groups:

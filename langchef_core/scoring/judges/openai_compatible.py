@@ -26,8 +26,9 @@ Failure handling, in the order a call meets it:
   are retried up to ``max_retries`` times by tenacity with exponential backoff
   ``min(max_backoff_s, backoff_s · 2^(attempt − 1))`` (the first retry waits ``backoff_s``);
   a ``Retry-After`` header (seconds or an HTTP date) lengthens the wait to what the server
-  asked, capped at ``max_backoff_s`` so a server cannot park the run for an hour. Other HTTP errors (400, 401, 404, any 3xx …) are
-  not retried: repeating them cannot help, and the error names the status and the reply.
+  asked, capped at ``max_backoff_s`` so a server cannot park the run for an hour. Other
+  HTTP errors (400, 401, 404, any 3xx …) are not retried: repeating them cannot help, and
+  the error names the status and the reply.
 - **Overload** (HTTP 429 or 503) also counts against the in-flight limit: more than a
   quarter of a window refused halves it, a window within that raises it by one, up to
   ``max_concurrency`` (``concurrency.py``: AIMD), so one ceiling suits every provider.
