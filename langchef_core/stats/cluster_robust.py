@@ -33,6 +33,7 @@ import numpy as np
 
 from .distributions import t_quantile, t_upper_tail
 from .products import matmul
+from .sums import exact_sum
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,10 @@ def cluster_robust_t(totals, sizes, sumsq, *, alpha: float = 0.05) -> ClusterRob
     totals, sizes, sumsq = (np.asarray(v, dtype=float) for v in (totals, sizes, sumsq))
     order = np.lexsort((sumsq, sizes, totals))
     totals, sizes, sumsq = totals[order], sizes[order], sumsq[order]
-    pairs = math.fsum(sizes)
-    difference = math.fsum(totals) / pairs
+    pairs = exact_sum(sizes)
+    difference = exact_sum(totals) / pairs
     leverage = 1 - sizes / pairs
-    variance = math.fsum((totals - difference * sizes) ** 2 / leverage) / pairs**2
+    variance = exact_sum((totals - difference * sizes) ** 2 / leverage) / pairs**2
     rho = intraclass_correlation(totals, sizes, sumsq)
     df = _imbens_kolesar_df(sizes, rho)
     se = math.sqrt(variance)
@@ -155,10 +156,10 @@ def weighted_cluster_robust_t(change, stratum, codes, weights, differences, *,
     scale = np.divide(weights / per_slice, np.sqrt(leverage), out=np.zeros_like(sizes),
                       where=sizes > 0)
     contributions = (scale * totals).sum(axis=1)
-    variance = math.fsum(np.sort(contributions**2))
+    variance = exact_sum(contributions**2)  # exactly rounded: in any order
     rho = intraclass_correlation(totals.sum(axis=1), sizes.sum(axis=1), sumsq)
     df = _weighted_df(scale, sizes, per_slice, rho)
-    difference = math.fsum(weights * differences)
+    difference = exact_sum(weights * differences)
     se = math.sqrt(variance)
     quantile = float(t_quantile(1 - alpha / 2, df))
     p_value = float(2 * t_upper_tail(abs(difference) / se, df)) if se > 0 else \

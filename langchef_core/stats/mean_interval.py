@@ -49,6 +49,7 @@ import numpy as np
 
 from . import libm
 from .distributions import t_quantile, t_upper_tail
+from .sums import exact_sum
 
 LARGE_N = 5_000          # above this, Hall's transformation replaces bootstrap-t
 _BLOCK_CELLS = 4_000_000
@@ -74,12 +75,12 @@ def mean_interval(differences: np.ndarray, *, alpha: float, resamples: int,
     """
     x = np.sort(np.asarray(differences, dtype=float))  # row order never matters
     n = x.size
-    mean = math.fsum(x) / n
+    mean = exact_sum(x) / n
     sd = float(np.std(x, ddof=1))
     if sd == 0:
         return MeanInterval(mean, mean, 1.0, 0.0, "no spread: every difference is equal")
     se = sd / math.sqrt(n)
-    skew = math.fsum(np.sort(libm.cube(x - mean))) / n / sd**3
+    skew = exact_sum(libm.cube(x - mean)) / n / sd**3  # exactly rounded: in any order
     t_low, t_high, t_p = _student_t(mean, se, n, alpha)
     if n <= LARGE_N:
         s_low, s_high, s_p = _bootstrap_t(x, mean, se, alpha, resamples, rng)

@@ -53,6 +53,7 @@ from .mean_interval import mean_interval, skew_warning
 from .power import continuous_detection_limit_from_differences, detection_limit
 from .records import Record, json_ready
 from .score_interval import design_effect_tango, tango_interval
+from .sums import exact_sum
 from .display import p_text
 
 IMPROVEMENT, REGRESSION, INCONCLUSIVE = "improvement", "regression", "inconclusive"
@@ -263,7 +264,7 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
     change = after - before
     change_sorted = np.sort(change)  # a fixed order makes every float sum order-invariant
     n = int(change.size)
-    difference = math.fsum(change_sorted) / n
+    difference = exact_sum(change_sorted) / n
     # The scale of the rounding in the differences: equal differences of 0.4 − 0.3 and
     # 0.3 − 0.2 differ in their last bits, and np.std of them is 1e-17, not 0.
     scale = float(max(np.max(np.abs(before)), np.max(np.abs(after))))
@@ -308,8 +309,8 @@ def compare_continuous(baseline, variant, *, alpha: float = 0.05, power: float =
         **_common(n, difference, low, high, p_value, limit * math.sqrt(effect), settings,
                   n_clusters, effect, method, interval_method, evidence,
                   refused or evidence, warnings),
-        baseline_mean=math.fsum(before) / n,  # exactly rounded in any order: no sort needed
-        variant_mean=math.fsum(after) / n,
+        baseline_mean=exact_sum(before) / n,  # exactly rounded in any order: no sort needed
+        variant_mean=exact_sum(after) / n,
     )
 
 
@@ -451,7 +452,7 @@ def design_effect(differences: np.ndarray, totals: np.ndarray, sizes: np.ndarray
     clusters it is mostly noise, and the limit should not claim more than independent pairs.
     """
     n, clusters = differences.size, totals.size
-    mean = math.fsum(totals) / n
+    mean = exact_sum(totals) / n
     independent = float(np.var(differences, ddof=1)) / n if n > 1 else 0.0
     if independent == 0.0:
         return 1.0

@@ -42,6 +42,7 @@ from .paired import (clustered_design_effect, design_effect_at, effective_tango_
                      flip_design_effect, noninferiority_from_interval, verdict_from_interval,
                      zero_one, zero_width)
 from .records import Record
+from .sums import exact_sum
 
 
 @dataclass(frozen=True)
@@ -74,18 +75,18 @@ class WeightedDifference(Record):
 def weighted_difference(population, weights_by_slice, *, names, stratum, before, after,
                         cluster_codes: np.ndarray | None, settings,
                         binary: bool) -> WeightedDifference:
-    """D_w = Σ_g w_g · d_g (summed slice by slice with fsum) and its interval: the
-    stratified (Agresti–Min) Wald interval without clusters, the CR2 cluster-robust t
-    interval with them (module docstring)."""
+    """D_w = Σ_g w_g · d_g (summed slice by slice, exactly rounded: ``sums.exact_sum``) and
+    its interval: the stratified (Agresti–Min) Wald interval without clusters, the CR2
+    cluster-robust t interval with them (module docstring)."""
     weights = np.array([weights_by_slice[name] for name in names], dtype=float)
     means_before = _slice_means(before.astype(float), stratum, len(names))
     means_after = _slice_means(after.astype(float), stratum, len(names))
     change = after.astype(float) - before.astype(float)
     differences = _slice_means(change, stratum, len(names))
-    difference = math.fsum(weights * differences)
+    difference = exact_sum(weights * differences)
     sizes = np.bincount(stratum, minlength=len(names)).astype(float)
     used = weights > 0
-    effective_n = 1.0 / math.fsum(weights[used] ** 2 / sizes[used])
+    effective_n = 1.0 / exact_sum(weights[used] ** 2 / sizes[used])
     unread = None
     if cluster_codes is None:
         low, high, method = _stratified_wald(change, stratum, weights, differences, sizes,
@@ -125,7 +126,7 @@ def weighted_difference(population, weights_by_slice, *, names, stratum, before,
     decisive = (-math.inf, math.inf) if unread or flat else (low, high)
     return WeightedDifference(
         population=population, weights=dict(zip(names, weights.tolist())),
-        baseline=math.fsum(weights * means_before), variant=math.fsum(weights * means_after),
+        baseline=exact_sum(weights * means_before), variant=exact_sum(weights * means_after),
         difference=difference, low=low, high=high, verdict=verdict_from_interval(*decisive),
         noninferiority=noninferiority_from_interval(*decisive, settings.margin),
         margin=settings.margin, alpha=settings.alpha, resamples=settings.resamples,
@@ -166,13 +167,13 @@ def _join_effective_wald(low, high, df, change, stratum, codes, weights, differe
     flips, the weighted CR2 t alone held non-inferiority at the boundary in 5.7–12.0% of
     simulated runs and covered 87.3–93.8% (K = 10–40, README "Statistics")."""
     codes = np.asarray(codes, dtype=np.int64)
-    variance = math.fsum(_stratified_parts(change, stratum, weights, sizes, True))
-    estimate = math.fsum(weights * differences)
+    variance = exact_sum(_stratified_parts(change, stratum, weights, sizes, True))
+    estimate = exact_sum(weights * differences)
     quantile = float(t_quantile(1 - alpha / 2, df))
     effect = clustered_design_effect(change, codes)
     flip_effect = flip_design_effect(change, codes)
     flipped = _slice_means((change != 0).astype(float), stratum, weights.size)
-    share = math.fsum(weights * flipped)
+    share = exact_sum(weights * flipped)
 
     def bound(sign, design):
         return estimate + sign * quantile * math.sqrt(variance * design)
@@ -209,16 +210,16 @@ def _stratified_wald(change, stratum, weights, differences, sizes, binary, alpha
     """Stratified interval of Σ w_g d_g: z with Agresti–Min slice variances (pass/fail),
     t with Satterthwaite df and sample variances (scores)."""
     parts = _stratified_parts(change, stratum, weights, sizes, binary)
-    variance = math.fsum(parts)
+    variance = exact_sum(parts)
     if binary:
         quantile = float(normal_quantile(1 - alpha / 2))
         method = "stratified Wald interval, Agresti–Min adjusted slice variances (z)"
     else:
-        denominator = math.fsum(parts**2 / np.maximum(sizes - 1, 1))
+        denominator = exact_sum(parts**2 / np.maximum(sizes - 1, 1))
         df = max(1.0, variance**2 / denominator) if denominator > 0 else float(sizes.sum() - 1)
         quantile = float(t_quantile(1 - alpha / 2, df))
         method = f"stratified t interval, Satterthwaite {df:.1f} df"
-    estimate = math.fsum(weights * differences)
+    estimate = exact_sum(weights * differences)
     se = math.sqrt(variance)
     return estimate - quantile * se, estimate + quantile * se, method
 
@@ -245,8 +246,8 @@ def thin_slice_warnings(population: str, result: WeightedDifference, *, n: int,
 
 
 def _slice_means(values: np.ndarray, stratum: np.ndarray, strata: int) -> np.ndarray:
-    """Mean per slice, each summed in sorted order so the result ignores row order."""
-    return np.array([math.fsum(np.sort(values[stratum == index])) /
+    """Mean per slice, each an exactly rounded sum, so the result ignores row order."""
+    return np.array([exact_sum(values[stratum == index]) /
                      np.count_nonzero(stratum == index) for index in range(strata)])
 
 

@@ -23,7 +23,6 @@ chance levels, and the paired comparison of two arms.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -35,6 +34,7 @@ from ...inputs.ids import isin
 from ...inputs.threads import on_threads
 from ...stats._validation import check_alpha, check_power, check_resamples
 from ...stats.paired import compare_continuous
+from ...stats.sums import exact_sum
 from .chance import ChanceLevels, chance_levels
 from .inputs import RankedRun, candidate_pool
 from .judgements import Judgements
@@ -272,11 +272,11 @@ def _aggregate(values, metric: str, mask, policy: str) -> tuple[float | None, fl
     per_query = _policy_values(values.values(metric), mask, policy)
     numerator, denominator = values.micro_parts(metric)
     numerator = np.nan_to_num(numerator[mask])
-    # fsum is the exactly rounded sum, the same in any order: no sort is needed for the
-    # same bytes whatever order the files list the queries in.
-    pooled = math.fsum(denominator[mask])
-    micro = math.fsum(numerator) / pooled if pooled > 0 else None
-    return math.fsum(per_query) / per_query.size, micro
+    # The exactly rounded sum, the same in any order: no sort is needed for the same bytes
+    # whatever order the files list the queries in.
+    pooled = exact_sum(denominator[mask])
+    micro = exact_sum(numerator) / pooled if pooled > 0 else None
+    return exact_sum(per_query) / per_query.size, micro
 
 
 def _policy_values(values: np.ndarray, mask, policy: str) -> np.ndarray:
