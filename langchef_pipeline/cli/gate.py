@@ -47,8 +47,8 @@ def register(commands, common) -> None:
     gate.add_argument("paths", nargs="+", metavar="PATH",
                       help="a readout.json, or the report folder holding it (several: the gate "
                            "passes when every one passes); relative paths are tried in the "
-                           "current folder, then under --workspace or $LANGCHEF_WORKSPACE "
-                           "when one is given")
+                           "current folder, then in the workspace (--workspace, else "
+                           "$LANGCHEF_WORKSPACE, else ./evals)")
     gate.add_argument("--fail-on-inconclusive", action="store_true",
                       help="also fail when the question was left open (inconclusive verdict, "
                            "or non-inferiority unresolved)")
@@ -200,13 +200,12 @@ def _workspace_of(arguments, path: Path):
 
 
 def _readout_path(arguments, given_path: str) -> Path:
+    from langchef_core.inputs.workspace import resolve_workspace  # a light module
+
     given = Path(given_path).expanduser()
     candidates = [given]
-    # Resolved here rather than through Workspace, so that a missing file is reported
-    # before the statistics are loaded.
-    workspace = getattr(arguments, "workspace", None) or os.environ.get("LANGCHEF_WORKSPACE")
-    if not given.is_absolute() and workspace:
-        candidates.append(Path(workspace).expanduser() / given)
+    if not given.is_absolute():  # reports/NAME/latest, as `langchef readout` names it
+        candidates.append(resolve_workspace(getattr(arguments, "workspace", None)) / given)
     for candidate in candidates:
         if candidate.is_dir():
             candidate = candidate / "readout.json"

@@ -115,6 +115,20 @@ def test_paths_folders_workspace_and_json(langchef, tmp_path, monkeypatch):
     assert missing.code == 2 and "no readout.json found" in one_sentence(missing.stderr)
 
 
+def test_relative_paths_are_found_in_the_default_workspace(langchef, tmp_path, monkeypatch):
+    """`langchef readout` publishes under ./evals by default, and the gate finds
+    reports/NAME/vN there, as it finds it under --workspace or $LANGCHEF_WORKSPACE."""
+    monkeypatch.delenv("LANGCHEF_DATABASE_URL", raising=False)
+    monkeypatch.delenv("LANGCHEF_WORKSPACE", raising=False)
+    published(tmp_path / "evals", readout("regression", passed=False, reasons=["pass_rate regressed"]))
+    result = langchef("gate", "reports/rerank/v1", "--json", cwd=tmp_path)
+    assert result.code == 1, result.stderr
+    assert result.json["file"] == str(tmp_path / "evals" / "reports/rerank/v1/readout.json")
+    assert result.json["verification"]["ledger"].endswith("langchef.sqlite")
+    elsewhere = langchef("gate", "reports/rerank/v1", "--workspace", tmp_path / "other", cwd=tmp_path)
+    assert elsewhere.code == 2 and "no readout.json found" in one_sentence(elsewhere.stderr)
+
+
 def test_there_is_no_override(langchef, tmp_path):
     result = langchef("gate", write(tmp_path, readout("regression", passed=False,
                                                       reasons=["pass_rate regressed"])),
