@@ -195,6 +195,35 @@ def test_ruling_out_docs_that_are_no_positive_does_not_change_the_result(monkeyp
         np.testing.assert_array_equal(getattr(fast, metric), getattr(searched, metric))
 
 
+COUNTS = ("n_positive", "hits", "first_hit", "dcg", "n_retrieved")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_lists_within_k_counted_from_their_positive_docs_alone_count_as_every_entry(seed, monkeypatch):
+    """Lists no longer than k, ranked 1, 2, 3 …, are counted from the entries whose doc is
+    some query's positive (``kernel._hits_in_slice``); the same lists with those ranks given
+    explicitly take the path that looks at every entry. Every count is the same: repeated
+    docs within a list, empty lists, docs positive for another query, blocks of any size."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(3, 12))
+    offsets, docs, pq, pd_ = random_lists(seed, 600, k + 1, int(rng.integers(20, 400)), 1500)
+    lengths = np.diff(offsets)
+    ranks = np.arange(docs.size) - np.repeat(offsets[:-1], lengths) + 1
+    lists, explicit = kernel.ranked_lists(offsets, docs), kernel.ranked_lists(offsets, docs, ranks)
+    if seed % 2:
+        monkeypatch.setattr(kernel, "BLOCK_ENTRIES", int(rng.integers(5, 300)))
+    calls = []
+    real = kernel._hits_in_slice
+    monkeypatch.setattr(kernel, "_hits_in_slice", lambda *a: calls.append(1) or real(*a))
+    fast = kernel.count_hits(lists, pq, pd_, k=k)
+    assert calls, "the lists within k took the path that looks at every entry"
+    calls.clear()
+    every = kernel.count_hits(explicit, pq, pd_, k=k)
+    assert not calls
+    for name in COUNTS:
+        np.testing.assert_array_equal(getattr(fast, name), getattr(every, name), err_msg=name)
+
+
 def test_huge_sparse_doc_ids_fall_back_to_positive_doc_indices():
     big = np.iinfo(np.int64).max // 4
     docs = np.array([big, 7, big - 1, 3], dtype=np.int64)

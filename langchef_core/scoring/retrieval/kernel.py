@@ -121,23 +121,22 @@ def count_hits(lists: RankedLists, positive_query, positive_doc, *, k: int) -> Q
     n_retrieved = np.zeros(n_queries, np.int64)
     discount = rank_discounts(k)
 
-    take = np.minimum(np.diff(lists.offsets), k)
+    lengths = np.diff(lists.offsets)
+    take = np.minimum(lengths, k)
     is_positive_doc = _positive_doc_table(pd_, doc_bound, int(take.sum())) if remap is None else None
+    # Lists no longer than k, ranked 1, 2, 3 … (a run read to depth k): every entry counts,
+    # so a block's entries are one slice of ``docs`` and only those whose doc is someone's
+    # positive need a query and a rank (issue 31).
+    whole_lists = lists.ranks is None and is_positive_doc is not None and bool(np.all(take == lengths))
 
     def count_block(bounds) -> None:  # each block of queries writes its own counts only
         q0, q1 = bounds
-        block = _block_entries(lists, take, q0, q1)
-        query, rank, doc = block
-        if lists.ranks is not None:
-            within = rank <= k
-            query, rank, doc = query[within], rank[within], doc[within]
-        n_retrieved[q0:q1] = np.bincount(query, minlength=q1 - q0)
-        if remap is not None:
-            doc = _index_in(remap, doc, missing=doc_bound - 1)
-        key = (query.astype(np.int64) + q0) * doc_bound + doc
-        found = member_of_sorted(positive_keys, key) if is_positive_doc is None else \
-            _member_among_positive_docs(positive_keys, key, is_positive_doc[doc])
-        query, rank, key = query[found], rank[found], key[found]
+        if whole_lists:
+            n_retrieved[q0:q1] = take[q0:q1]
+            query, rank, key = _hits_in_slice(lists, q0, q1, doc_bound, positive_keys, is_positive_doc)
+        else:
+            query, rank, key = _hits_in_block(lists, take, q0, q1, k, remap, doc_bound,
+                                              positive_keys, is_positive_doc, n_retrieved)
         # A document listed twice counts once, at its best rank: a stable sort by key keeps
         # the copies in (query, rank) order, so the first of each run of equal keys is kept.
         order = np.argsort(key, kind="stable")
@@ -226,6 +225,39 @@ def _blocks(take: np.ndarray):
     cuts = np.searchsorted(ends, np.arange(BLOCK_ENTRIES, int(ends[-1]), BLOCK_ENTRIES), side="left")
     bounds = sorted_unique(np.r_[0, cuts + 1, take.size])
     yield from zip(bounds[:-1].tolist(), bounds[1:].tolist())
+
+
+def _hits_in_slice(lists: RankedLists, q0: int, q1: int, doc_bound: int, positive_keys: np.ndarray,
+                   is_positive_doc: np.ndarray):
+    """(local query code, rank, key) of the hits among the entries of queries [q0, q1), when
+    those are ``docs[offsets[q0]:offsets[q1]]`` ranked 1, 2, 3 … in each list: the entries
+    whose doc is no query's positive (most of them) are passed over without a query or rank."""
+    offsets = lists.offsets
+    at = np.flatnonzero(is_positive_doc[lists.docs[offsets[q0]:offsets[q1]]]) + offsets[q0]
+    # The list holding entry ``at``: the last query starting at or before it (an empty list
+    # starts where the next one does, and side="right" passes over it).
+    query = np.searchsorted(offsets[q0:q1 + 1], at, side="right") - 1
+    rank = at - offsets[q0:q1][query] + 1
+    key = (query + q0) * doc_bound + lists.docs[at].astype(np.int64, copy=False)
+    found = member_of_sorted(positive_keys, key)
+    return query[found], rank[found], key[found]
+
+
+def _hits_in_block(lists: RankedLists, take: np.ndarray, q0: int, q1: int, k: int, remap, doc_bound: int,
+                   positive_keys: np.ndarray, is_positive_doc, n_retrieved: np.ndarray):
+    """(local query code, rank, key) of the hits among the first take[q] entries of each
+    query in [q0, q1), any ranks and doc codes; writes the block's ``n_retrieved``."""
+    query, rank, doc = _block_entries(lists, take, q0, q1)
+    if lists.ranks is not None:
+        within = rank <= k
+        query, rank, doc = query[within], rank[within], doc[within]
+    n_retrieved[q0:q1] = np.bincount(query, minlength=q1 - q0)
+    if remap is not None:
+        doc = _index_in(remap, doc, missing=doc_bound - 1)
+    key = (query.astype(np.int64) + q0) * doc_bound + doc
+    found = member_of_sorted(positive_keys, key) if is_positive_doc is None else \
+        _member_among_positive_docs(positive_keys, key, is_positive_doc[doc])
+    return query[found], rank[found], key[found]
 
 
 def _block_entries(lists: RankedLists, take: np.ndarray, q0: int, q1: int):
