@@ -172,10 +172,13 @@ def scoring_inputs(run, qrels, *, k: int) -> tuple[RankedRun, Judgements]:
 
     def judgements_built() -> Judgements:
         if isinstance(qrels, Judgements):
-            return qrels
-        if _is_path(qrels):
-            return Judgements.from_frame(read_table(Path(qrels), label=str(qrels)), file=str(qrels))
-        return Judgements.from_frame(qrels)
+            built = qrels
+        elif _is_path(qrels):
+            built = Judgements.from_frame(read_table(Path(qrels), label=str(qrels)), file=str(qrels))
+        else:
+            built = Judgements.from_frame(qrels)
+        built.queries  # the judged queries, coded here while a parquet run decodes (kept)
+        return built
 
     steps = [run_built, judgements_built]
     parquet_run = _is_path(run) and Path(run).suffix == ".parquet"
