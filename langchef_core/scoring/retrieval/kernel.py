@@ -124,9 +124,9 @@ def count_hits(lists: RankedLists, positive_query, positive_doc, *, k: int) -> Q
     lengths = np.diff(lists.offsets)
     take = np.minimum(lengths, k)
     is_positive_doc = _positive_doc_table(pd_, doc_bound, int(take.sum())) if remap is None else None
-    # Lists no longer than k, ranked 1, 2, 3 … (a run read to depth k): every entry counts,
-    # so a block's entries are one slice of ``docs`` and only those whose doc is someone's
-    # positive need a query and a rank (issue 31).
+    # Lists no longer than k, ranked 1, 2, 3 … (an arm run's, which scoring cuts at k): every
+    # entry counts, so a block's entries are one slice of ``docs`` and only those whose doc is
+    # someone's positive need a query and a rank (issue 31).
     whole_lists = lists.ranks is None and is_positive_doc is not None and bool(np.all(take == lengths))
 
     def count_block(bounds) -> None:  # each block of queries writes its own counts only
