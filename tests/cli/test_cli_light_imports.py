@@ -50,3 +50,13 @@ def test_workspace_commands_import_no_dagster(python_cli, workspace, command):
     found = loaded(python_cli, *command, "--workspace", workspace)
     assert "dagster" not in found, found
     assert "jinja2" not in found, found
+
+
+def test_the_pipeline_imports_no_http_client_until_a_judge_calls(python_cli):
+    """aiohttp (about 0.1 s) is imported when an OpenAI-compatible judge opens its session,
+    not by every process that loads the pipeline: a readout with a recorded judge, the UI's
+    run worker."""
+    result = python_cli("import sys, langchef_pipeline.definitions\n"
+                        "print(sorted(m for m in ('aiohttp', 'yarl') if m in sys.modules))")
+    assert result.code == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"

@@ -14,11 +14,13 @@ import logging
 import ssl
 import threading
 import time
+from typing import TYPE_CHECKING
 
-import aiohttp
 import certifi
 import tenacity
-import yarl
+
+if TYPE_CHECKING:
+    import aiohttp
 
 from .base import Item, Judge
 from .cache import CachedVerdict, VerdictCache
@@ -74,7 +76,10 @@ class Session:
         self.key = api_key()
         self.azure_version = azure_api_version()
         url, params, self.headers = request_shape(judge.endpoint, self.key, self.azure_version)
-        # Parsed once, not on every request.
+        # Parsed once, not on every request. aiohttp (yarl is its URL type) is imported only
+        # once a session is made: about 0.1 s that every process importing the judges paid,
+        # and most of them (a recorded judge, the gate, status) never call an endpoint.
+        import yarl
         self.url = yarl.URL(url).update_query(params) if params else yarl.URL(url)
         self.limit = AdaptiveLimit(judge.max_concurrency)
         self.cancelled: asyncio.Event | None = None
@@ -125,6 +130,7 @@ class Session:
         request refuses redirects (``_post``), so an allowed endpoint cannot bounce the key
         elsewhere either. The timeout covers one attempt from sending to the last byte, not
         the wait for a slot (the in-flight limit keeps that outside the session)."""
+        import aiohttp
         return aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=connections, ssl=_tls_context()),
             trust_env=False, headers=self.headers,
@@ -208,6 +214,7 @@ class Session:
             await self.limit.release()
 
     async def _post(self, client: aiohttp.ClientSession, payload: bytes, example_id: str) -> bytes:
+        import aiohttp  # loaded by ``_client`` already: a lookup in sys.modules
         try:
             async with client.post(self.url, data=payload, allow_redirects=False) as response:
                 status, headers = response.status, response.headers
